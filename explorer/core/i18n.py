@@ -1,0 +1,53 @@
+"""The translation layer: every user-facing string is looked up here by message id.
+
+Catalogues are TOML files under ``locales/<lang>/``; every file of a language is merged into
+one flat table (nested TOML tables become dotted ids). Pages, plots and reports call ``t``;
+nothing user-facing is hard-coded elsewhere. Technical names (MTE2, UB, DataCopy) stay as
+Ascend writes them in both languages.
+"""
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+LANGUAGES = ("en", "zh")
+DEFAULT_LANGUAGE = "en"
+_LOCALES = Path(__file__).with_name("locales")
+
+
+def _flatten(table: dict, prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for key, value in table.items():
+        msg_id = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, msg_id + "."))
+        else:
+            flat[msg_id] = str(value)
+    return flat
+
+
+@functools.cache
+def catalogue(lang: str) -> dict[str, str]:
+    """All messages of one language, merged from its TOML files (ids must not repeat)."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"language = {lang!r} is not allowed: one of {LANGUAGES}")
+    merged: dict[str, str] = {}
+    for path in sorted((_LOCALES / lang).glob("*.toml")):
+        table = _flatten(tomllib.loads(path.read_text(encoding="utf-8")))
+        clash = merged.keys() & table.keys()
+        if clash:
+            raise ValueError(f"{path.name}: message ids defined twice: {sorted(clash)[:5]}")
+        merged.update(table)
+    return merged
+
+
+def has(msg_id: str, lang: str = DEFAULT_LANGUAGE) -> bool:
+    """Whether a message id exists (for optional texts such as per-field help)."""
+    return msg_id in catalogue(lang)
+
+
+def t(msg_id: str, lang: str = DEFAULT_LANGUAGE, **values: object) -> str:
+    """The message in ``lang`` with ``{placeholders}`` filled; a missing id raises KeyError."""
+    text = catalogue(lang)[msg_id]
+    return text.format(**values) if values else text
