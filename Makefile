@@ -1,0 +1,51 @@
+# Two commands matter: `make run` (the app) and `make test` (the whole suite).
+# Both create .venv from the pinned requirements first, and only reinstall when a
+# requirements file changed (the stamp .venv/.installed depends on both).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV  := .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PORT  ?= 8501
+# Extra arguments for pytest, e.g. `make test ARGS="-k layering -x"`.
+ARGS  ?=
+
+# The interpreter the venv is made from: python3.11, or python3 when that is 3.11.
+BASE_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null)
+
+# Numba would write its cache next to the sources; keep it in one ignored folder.
+NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+export NUMBA_CACHE_DIR
+
+.PHONY: help venv run test bench clean
+
+help:
+	@echo "make run    start the app on http://localhost:$(PORT) (PORT=... to change)"
+	@echo "make test   run the whole test suite (browser tests need /usr/bin/chromium)"
+	@echo "make bench  print the emulator benchmarks"
+	@echo "make venv   create .venv with the pinned requirements"
+	@echo "make clean  remove caches and test output (keeps .venv)"
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@test -n "$(BASE_PYTHON)" || { echo "python3.11 not found" >&2; exit 1; }
+	@$(BASE_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else f"Python 3.11 is required; {sys.executable} is {v[0]}.{v[1]}")'
+	@test -x $(PY) || $(BASE_PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-input -r requirements-dev.txt
+	@touch $@
+
+run: venv
+	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
+		--browser.gatherUsageStats false
+
+test: venv
+	$(PY) -m pytest -q $(ARGS)
+
+bench: venv
+	$(PY) -m bench.engine
+
+clean:
+	rm -rf .numba_cache test-output .pytest_cache .hypothesis

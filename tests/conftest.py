@@ -1,0 +1,31 @@
+"""Suite-wide setup: where numba caches, and how Hypothesis searches.
+
+NUMBA_CACHE_DIR must be set before numba is first imported (numba reads it once), so it is
+set here, at import of the root conftest, before any test module is collected. The Makefile
+sets the same default; an explicit value from the environment wins.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO_ROOT / ".numba_cache"))
+
+from hypothesis import HealthCheck, settings  # noqa: E402  (after the environment is set)
+
+# "ci": reproducible (the same examples every run, no example database) and bounded, so the
+# whole suite stays well inside CI's time. "thorough" is for hunting bugs by hand:
+# HYPOTHESIS_PROFILE=thorough make test
+settings.register_profile(
+    "ci",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    max_examples=50,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("thorough", deadline=None, max_examples=1000, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
