@@ -9,6 +9,9 @@ VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT  ?= 8501
+# localhost only by default (and Streamlit then skips its external-IP lookup);
+# ADDRESS=0.0.0.0 serves other machines, e.g. a workshop room.
+ADDRESS ?= localhost
 # Extra arguments for pytest, e.g. `make test ARGS="-k layering -x"`.
 ARGS  ?=
 
@@ -22,7 +25,7 @@ export NUMBA_CACHE_DIR
 .PHONY: help venv run test bench clean
 
 help:
-	@echo "make run    start the app on http://localhost:$(PORT) (PORT=... to change)"
+	@echo "make run    start the app on http://$(ADDRESS):$(PORT) (PORT=, ADDRESS= to change)"
 	@echo "make test   run the whole test suite (browser tests need /usr/bin/chromium)"
 	@echo "make bench  print the emulator benchmarks"
 	@echo "make venv   create .venv with the pinned requirements"
@@ -39,7 +42,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 run: venv
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
-		--browser.gatherUsageStats false
+		--server.address $(ADDRESS) --browser.gatherUsageStats false
 
 test: venv
 	$(PY) -m pytest -q $(ARGS)

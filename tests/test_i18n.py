@@ -24,9 +24,11 @@ def placeholders(text: str) -> set[str]:
 
 
 def is_prose(text: str) -> bool:
-    """English prose: two or more lowercase words once placeholders and `code` are removed."""
-    bare = re.sub(r"`[^`]*`|\{[^{}]*\}", " ", text)
-    return len(re.findall(r"\b[a-z]{3,}\b", bare)) >= 2
+    """English prose: two or more plain lowercase words once `code`, {placeholders} and HTML
+    tags are removed. Units and names ("flop/byte", "TFLOPS", "DataCopy") are not words."""
+    bare = re.sub(r"`[^`]*`|\{[^{}]*\}|<[^<>]*>", " ", text)
+    words = (token.strip(".,:;!?()[]\"'") for token in bare.split())
+    return sum(bool(re.fullmatch(r"[a-z]{3,}", word)) for word in words) >= 2
 
 
 def test_both_languages_have_the_same_ids():
@@ -80,7 +82,9 @@ def test_chinese_is_not_a_copy_of_english_prose():
         ("MTE2 / MTE3 / FIXPIPE", False),
         ("Use `DataCopy(dst, src, len)`", False),
         ("{field} = {value}", False),
+        ("<b>{label}</b><br>{intensity} flop/byte<br>{tflops} TFLOPS", False),
         ("Download the scenario file", True),
+        ("Busy time per pipe, in cycles.", True),
     ],
 )
 def test_prose_heuristic(text, prose):
