@@ -1,0 +1,129 @@
+"""The cost model: how long each instruction takes on a given chip, before any contention.
+
+Compute and on-chip moves get a fixed duration, ``fixed cycles + work / throughput`` in the
+core's own clock (DESIGN.md §4 rule 3). GM transfers get a fixed latency plus bytes that
+flow through the shared memory system under a per-core path cap; the engine times the
+flowing part. All times are nanoseconds and all rates bytes per nanosecond (= GB/s).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hardware_presets import Chip
+from hardware_presets.errors import InputError
+from kernels.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program, VClass
+
+GM_NONE, GM_READ, GM_WRITE = 0, 1, 2
+POOL_HBM, POOL_L2 = 0, 1
+
+# On-chip paths: (src, dst) -> (throughput field, fixed-cycles field)
+_ONCHIP = {
+    (Level.L1, Level.L0A): ("mte1_l0a_bytes_per_cycle", "mte1_fixed_cycles"),
+    (Level.L1, Level.L0B): ("mte1_l0b_bytes_per_cycle", "mte1_fixed_cycles"),
+    (Level.L0C, Level.L1): ("fixpipe_l1_bytes_per_cycle", "fixpipe_fixed_cycles"),
+    (Level.L0C, Level.UB): ("ub_copy_bytes_per_cycle", "vector_fixed_cycles"),
+    (Level.UB, Level.UB): ("ub_copy_bytes_per_cycle", "vector_fixed_cycles"),
+    (Level.UB, Level.L1): ("ub_copy_bytes_per_cycle", "mte1_fixed_cycles"),
+    (Level.L1, Level.UB): ("ub_copy_bytes_per_cycle", "mte1_fixed_cycles"),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Costs:
+    """Per-instruction timing inputs for the engine (indexed by program instruction id)."""
+
+    fixed_ns: np.ndarray  # whole duration, or the latency before a GM transfer's bytes flow
+    gm: np.ndarray  # GM_NONE / GM_READ / GM_WRITE
+    cap_hbm: np.ndarray  # bytes/ns cap of this core's path when served by HBM
+    cap_l2: np.ndarray  # bytes/ns cap when served by L2 (reads)
+    sync_ns: float  # SyncAll cost after the last core arrives
+
+
+def _cycles_to_ns(cycles: np.ndarray, clock_mhz: np.ndarray) -> np.ndarray:
+    return cycles * 1000.0 / clock_mhz
+
+
+def compute_costs(program: Program, chip: Chip) -> Costs:
+    """Durations, GM classification and path caps for every instruction of ``program``."""
+    c = program.cols
+    n_cores = len(chip.core_kinds())
+    if len(c["core"]) and (c["core"].min() < 0 or c["core"].max() >= n_cores):
+        bad = int(c["core"].max())
+        raise InputError("core", bad, f"0..{n_cores - 1} (cores of {chip.display_name})")
+    clock = np.asarray(chip.core_clocks_MHz(), dtype=float)[c["core"]]
+    cycles = np.zeros(len(c["core"]))
+    cycles += _mmad_cycles(c, chip)
+    cycles += _vector_cycles(c, chip)
+    cycles += np.where(c["kind"] == Kind.SCALAR, c["cycles"], 0.0)
+    gm, caps = _transfer_cycles(c, chip, cycles)
+    per_ns = clock / 1000.0  # cycles per ns
+    return Costs(_cycles_to_ns(cycles, clock), gm, caps[0] * per_ns, caps[1] * per_ns,
+                 chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
+
+
+def _mmad_cycles(c: dict, chip: Chip) -> np.ndarray:
+    """Cube issue model: dT + ceil16(m) * ceil16(n) * ceil_k0(k) fractal steps."""
+    is_mmad = c["kind"] == Kind.MMAD
+    if not is_mmad.any():
+        return 0.0
+    k0 = np.array([getattr(chip, f"cube_k0_{d}", 0) if d in chip.cube_precisions else 0
+                   for d in DTYPES], dtype=np.int64)[np.maximum(c["dtype"], 0)]
+    lacking = is_mmad & (k0 == 0)
+    if lacking.any():
+        name = DTYPES[int(c["dtype"][np.argmax(lacking)])]
+        raise InputError("precision", name, f"one of {chip.cube_precisions} on the "
+                         f"{chip.display_name} cube")
+    k0 = np.maximum(k0, 1)
+    steps = (-(-c["m"] // chip.cube_m0)) * (-(-c["n"] // chip.cube_n0)) * (-(-c["k"] // k0))
+    return np.where(is_mmad, chip.cube_fixed_cycles + steps, 0.0)
+
+
+def _vector_cycles(c: dict, chip: Chip) -> np.ndarray:
+    """Vector: fixed issue cost + one 256-byte repeat per cycle (simple ops), or a fixed
+    element rate for transcendental ops (perf-tables)."""
+    is_vec = c["kind"] == Kind.VECTOR
+    if not is_vec.any():
+        return 0.0
+    width = np.array([DTYPE_BYTES[d] for d in DTYPES])[np.maximum(c["dtype"], 0)]
+    repeats = np.ceil(c["elems"] * width / chip.vector_bytes_per_cycle)
+    special = np.ceil(c["elems"] / chip.vector_special_elems_per_cycle)
+    work = np.where(c["vclass"] == VClass.SPECIAL, special, repeats)
+    return np.where(is_vec, chip.vector_fixed_cycles + work, 0.0)
+
+
+def _transfer_cycles(c: dict, chip: Chip, cycles: np.ndarray):
+    """Fill fixed cycles of transfers in place; return GM kind and per-core caps (B/cycle)."""
+    is_tr = c["kind"] == Kind.TRANSFER
+    src, dst, nbytes = c["src"], c["dst"], c["nbytes"].astype(float)
+    gm = np.where(is_tr & (src == Level.GM), GM_READ,
+                  np.where(is_tr & (dst == Level.GM), GM_WRITE, GM_NONE)).astype(np.int8)
+    cap_hbm = np.zeros(len(src))
+    cap_l2 = np.zeros(len(src))
+    reads = gm == GM_READ
+    cycles[reads] += chip.gm_read_latency_cycles
+    cap_hbm[reads] = chip.gm_read_hbm_bytes_per_cycle
+    cap_l2[reads] = chip.gm_read_l2_bytes_per_cycle
+    fix_write = (gm == GM_WRITE) & (c["pipe"] == Pipe.FIX)
+    other_write = (gm == GM_WRITE) & ~fix_write
+    if fix_write.any() and not chip.has_fixpipe:
+        raise InputError("pipe", "FIX", f"no fixpipe on {chip.display_name} (coupled)")
+    cycles[fix_write] += chip.fixpipe_fixed_cycles
+    cap_hbm[fix_write] = cap_l2[fix_write] = chip.fixpipe_gm_bytes_per_cycle
+    cycles[other_write] += chip.gm_write_latency_cycles
+    cap_hbm[other_write] = cap_l2[other_write] = chip.gm_write_bytes_per_cycle
+    onchip = is_tr & (gm == GM_NONE)
+    for (s, d), (rate, fixed) in _ONCHIP.items():
+        sel = onchip & (src == s) & (dst == d)
+        if sel.any() and getattr(chip, rate) <= 0:
+            raise InputError("transfer path", f"{s.name}->{d.name}",
+                             f"a path {chip.display_name} has ({rate} is 0)")
+        cycles[sel] += getattr(chip, fixed) + nbytes[sel] / getattr(chip, rate)
+        onchip &= ~sel
+    if onchip.any():
+        i = int(np.argmax(onchip))
+        path = f"{Level(int(src[i])).name}->{Level(int(dst[i])).name}"
+        raise InputError("transfer path", path, "a path the chip has: GM<->L1/UB/L0, "
+                         + ", ".join(f"{s.name}->{d.name}" for s, d in _ONCHIP))
+    return gm, (cap_hbm, cap_l2)

@@ -1,0 +1,76 @@
+"""Running a program on a chip: cost model, lowering, then one of the two engines.
+
+``run(program, chip)`` is the emulator's single entry point. ``engine="jit"`` (default) is
+the numba event loop; ``engine="reference"`` the readable twin it is tested against.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hardware_presets import Chip
+from hardware_presets.errors import InputError
+from kernels.program import Program, default_instruction_cap
+
+from . import _jit
+from .cost import GM_NONE, compute_costs
+from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
+from .reference import run_reference
+from .schedule import Schedule
+
+ENGINES = ("jit", "reference")
+
+
+class DeadlockError(RuntimeError):
+    """The program's dependencies (or a SyncAll) can never be satisfied."""
+
+    def __init__(self, unfinished: np.ndarray, program: Program) -> None:
+        first = int(unfinished[0])
+        op = program.op_names[int(program.cols["op"][first])]
+        self.unfinished = unfinished
+        super().__init__(
+            f"{len(unfinished)} of {len(program)} instructions never ran (deadlock); the "
+            f"first is #{first} '{op}' on core {int(program.cols['core'][first])}. A SyncAll "
+            "needs every participating core to arrive, and dependencies must not form a cycle.")
+
+
+def _jit_run(inp: EngineInput) -> Schedule:
+    n, n_lanes, n_cls = inp.n, len(inp.lane_ptr) - 1, len(inp.class_cap)
+    start, end = np.full(n, np.nan), np.full(n, np.nan)
+    served = np.zeros(n, np.int8)
+    minus = lambda size: np.full(size, -1, np.int64)  # noqa: E731
+    n_regions = len(inp.region_bytes)
+    P = (inp.lane, inp.lane_ptr, inp.succ_ptr, inp.succ_idx, inp.fixed_ns, inp.gm,
+         inp.nbytes, inp.cls_hbm, inp.cls_l2, inp.region, inp.region_bytes, inp.cluster,
+         inp.barrier, inp.bar_ptr, inp.bar_members, float(inp.sync_ns),
+         float(inp.l2_capacity))
+    S = (start, end, served, np.diff(inp.dep_ptr), inp.lane_ptr[:-1].copy(),
+         np.zeros(n_lanes, np.bool_), np.zeros(n_lanes + 1), np.zeros(n_lanes + 1, np.int64),
+         np.zeros(1, np.int64), minus(n), minus(n), minus(n_regions), minus(n),
+         np.zeros(n_regions, np.bool_), minus(n_regions), minus(n_regions), minus(2),
+         np.zeros(2), np.zeros(len(inp.bar_ptr) - 1, np.int64))
+    F = (np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls),
+         np.zeros((n_cls, n_lanes + 1)), np.zeros((n_cls, n_lanes + 1), np.int64),
+         np.zeros(n_cls, np.int64), inp.class_cap, inp.class_pool, inp.pool_bw)
+    seg = np.zeros((4 * int(np.count_nonzero(inp.gm != GM_NONE)) + 4, 4))
+    nseg = _jit.run_events(P, S, F, seg, EPS_NS, TOL_BYTES)
+    return Schedule.from_internal(inp, start, end, served, seg[:nseg])
+
+
+def run(program: Program, chip: Chip, *, engine: str = "jit",
+        max_instructions: int | None = None) -> Schedule:
+    """Execute ``program`` on ``chip`` and return its schedule.
+
+    Refuses a program above the instruction cap before doing any work, and raises
+    DeadlockError when some instructions can never run.
+    """
+    cap = max_instructions or default_instruction_cap()
+    if len(program) > cap:
+        raise InputError("instructions", len(program), f"at most {cap:,}",
+                         "use larger tiles or a smaller problem")
+    if engine not in ENGINES:
+        raise InputError("engine", engine, f"one of {ENGINES}")
+    inp = lower(program, compute_costs(program, chip), chip)
+    schedule = _jit_run(inp) if engine == "jit" else run_reference(inp)
+    if len(schedule.unfinished):
+        raise DeadlockError(schedule.unfinished, program)
+    return schedule

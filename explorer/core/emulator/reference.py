@@ -1,0 +1,194 @@
+"""The readable twin of the engine: DESIGN.md §4's rules written as plainly as possible.
+
+It is the executable definition the numba engine is tested against. Shared bandwidth is
+recomputed from scratch at every event by max-min water-filling over all active transfers,
+and each transfer tracks its own remaining bytes; the jit engine gets the same answer with
+per-class virtual clocks. Too slow for big programs, which is why the jit engine exists.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections import OrderedDict, defaultdict
+
+import numpy as np
+
+from .cost import GM_READ, GM_WRITE, POOL_HBM, POOL_L2
+from .lowering import EPS_NS, TOL_BYTES, EngineInput
+from .schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST, Schedule
+
+COMPLETE, ENTER = 0, 1
+
+
+def max_min_rates(caps: list[float], bandwidth: float) -> list[float]:
+    """Max-min fair shares of ``bandwidth`` under per-transfer caps (water-filling)."""
+    rates = [0.0] * len(caps)
+    left, remaining = bandwidth, len(caps)
+    for i in sorted(range(len(caps)), key=lambda j: caps[j]):
+        rates[i] = min(caps[i], left / remaining)
+        left -= rates[i]
+        remaining -= 1
+    return rates
+
+
+class ReferenceEngine:
+    """Event-driven execution of one lowered program."""
+
+    def __init__(self, inp: EngineInput) -> None:
+        self.inp = inp
+        n = inp.n
+        self.start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.served = np.zeros(n, np.int8)
+        self.deps_left = np.diff(inp.dep_ptr).astype(np.int64)
+        self.head = inp.lane_ptr[:-1].copy()
+        self.busy = np.zeros(len(inp.lane_ptr) - 1, bool)
+        self.events: list[tuple[float, int, int]] = []
+        self.flows: dict[int, list] = {}  # id -> [pool, cap, remaining bytes]
+        self.now = 0.0
+        self.lru: OrderedDict[int, float] = OrderedDict()  # resident regions, oldest first
+        self.inflight: dict[tuple[int, int], int] = {}  # (region, cluster) -> leader
+        self.joiners: dict[int, list[int]] = defaultdict(list)
+        self.arrived: dict[int, int] = defaultdict(int)
+        self.segments: list[tuple[float, float, float, float]] = []
+
+    def run(self) -> Schedule:
+        for lane in range(len(self.busy)):
+            self.try_start(lane)
+        while True:
+            t_event = self.events[0][0] if self.events else math.inf
+            t_flow = self.next_flow_time()
+            if t_event == math.inf and t_flow == math.inf:
+                break
+            if t_flow < t_event - EPS_NS:
+                self.advance(t_flow)
+                continue
+            self.advance(t_event)
+            _, i, kind = heapq.heappop(self.events)
+            self.enter_flow(i) if kind == ENTER else self.complete(i)
+        return Schedule.from_internal(self.inp, self.start, self.end, self.served,
+                                      self.segments)
+
+    # -- shared bandwidth -------------------------------------------------------------
+    def rates(self) -> dict[int, float]:
+        out = {}
+        for pool, bw in ((POOL_HBM, self.inp.pool_bw[0]), (POOL_L2, self.inp.pool_bw[1])):
+            ids = [i for i, f in self.flows.items() if f[0] == pool]
+            out.update(zip(ids, max_min_rates([self.flows[i][1] for i in ids], bw)))
+        return out
+
+    def next_flow_time(self) -> float:
+        rates = self.rates()
+        return min((self.now + f[2] / rates[i] for i, f in self.flows.items()),
+                   default=math.inf)
+
+    def advance(self, t: float) -> None:
+        """Move time to ``t``: flows progress at their shares; finished ones complete."""
+        rates = self.rates()
+        dt = t - self.now
+        if dt > 0:
+            hbm = sum(r for i, r in rates.items() if self.flows[i][0] == POOL_HBM)
+            l2 = sum(r for i, r in rates.items() if self.flows[i][0] == POOL_L2)
+            self.record_segment(self.now, t, hbm, l2)
+            for i, flow in self.flows.items():
+                flow[2] -= rates[i] * dt
+        self.now = max(self.now, t)
+        for i in sorted(i for i, f in self.flows.items() if f[2] <= TOL_BYTES):
+            del self.flows[i]
+            heapq.heappush(self.events, (self.now, i, COMPLETE))
+
+    def record_segment(self, t0, t1, hbm, l2) -> None:
+        if self.segments and self.segments[-1][1] == t0 and \
+                self.segments[-1][2:] == (hbm, l2):
+            self.segments[-1] = (self.segments[-1][0], t1, hbm, l2)
+        else:
+            self.segments.append((t0, t1, hbm, l2))
+
+    # -- instructions -----------------------------------------------------------------
+    def try_start(self, lane: int) -> None:
+        i = self.head[lane]
+        if self.busy[lane] or i >= self.inp.lane_ptr[lane + 1] or self.deps_left[i] > 0:
+            return
+        self.busy[lane] = True
+        self.start[i] = self.now
+        inp = self.inp
+        if inp.barrier[i] >= 0:
+            self.arrive(inp.barrier[i])
+        elif inp.gm[i] == GM_READ:
+            self.issue_read(i)
+        elif inp.gm[i] == GM_WRITE:
+            self.served[i] = SERVED_HBM
+            heapq.heappush(self.events, (self.now + inp.fixed_ns[i], i, ENTER))
+        else:
+            heapq.heappush(self.events, (self.now + inp.fixed_ns[i], i, COMPLETE))
+
+    def arrive(self, group: int) -> None:
+        """SyncAll: when the last participant arrives, all are released together."""
+        self.arrived[group] += 1
+        lo, hi = self.inp.bar_ptr[group], self.inp.bar_ptr[group + 1]
+        if self.arrived[group] == hi - lo:
+            for m in self.inp.bar_members[lo:hi]:
+                heapq.heappush(self.events, (self.now + self.inp.sync_ns, m, COMPLETE))
+
+    def issue_read(self, i: int) -> None:
+        """A GM read joins a same-cluster fetch in flight, hits L2, or goes to HBM."""
+        region, cluster = self.inp.region[i], self.inp.cluster[i]
+        leader = self.inflight.get((region, cluster)) if region >= 0 and cluster >= 0 else None
+        if leader is not None:
+            self.served[i] = SERVED_MULTICAST
+            self.joiners[leader].append(i)
+            return
+        if region >= 0 and region in self.lru:
+            self.lru.move_to_end(region)
+            self.served[i] = SERVED_L2
+        else:
+            self.served[i] = SERVED_HBM
+        if region >= 0 and cluster >= 0:
+            self.inflight[(region, cluster)] = i
+        heapq.heappush(self.events, (self.now + self.inp.fixed_ns[i], i, ENTER))
+
+    def enter_flow(self, i: int) -> None:
+        l2 = self.served[i] == SERVED_L2
+        cap = self.inp.cap_l2[i] if l2 else self.inp.cap_hbm[i]
+        if self.inp.nbytes[i] <= TOL_BYTES:
+            heapq.heappush(self.events, (self.now, i, COMPLETE))
+        else:
+            self.flows[i] = [POOL_L2 if l2 else POOL_HBM, cap, self.inp.nbytes[i]]
+
+    def complete(self, i: int) -> None:
+        inp = self.inp
+        self.end[i] = self.now
+        if inp.gm[i] and self.served[i] != SERVED_MULTICAST:
+            self.finish_transfer(i)
+        lane = inp.lane[i]
+        self.busy[lane] = False
+        self.head[lane] += 1
+        self.try_start(lane)
+        for s in inp.succ_idx[inp.succ_ptr[i]:inp.succ_ptr[i + 1]]:
+            self.deps_left[s] -= 1
+            if self.deps_left[s] == 0:
+                self.try_start(inp.lane[s])
+
+    def finish_transfer(self, i: int) -> None:
+        """Release multicast joiners and make the region resident in L2 (LRU)."""
+        inp = self.inp
+        region, cluster = inp.region[i], inp.cluster[i]
+        if self.inflight.get((region, cluster)) == i:
+            del self.inflight[(region, cluster)]
+        for j in self.joiners.pop(i, []):
+            t = max(self.now, self.start[j] + inp.fixed_ns[j])
+            heapq.heappush(self.events, (t, j, COMPLETE))
+        if region < 0 or self.served[i] == SERVED_L2:
+            return
+        size = inp.region_bytes[region]
+        if region in self.lru:
+            self.lru.move_to_end(region)
+        elif size <= inp.l2_capacity:
+            while sum(self.lru.values()) + size > inp.l2_capacity:
+                self.lru.popitem(last=False)
+            self.lru[region] = size
+
+
+def run_reference(inp: EngineInput) -> Schedule:
+    """Execute with the readable twin."""
+    return ReferenceEngine(inp).run()

@@ -1,0 +1,39 @@
+"""What an engine run returns: start and end of every instruction, where each GM read was
+served from, and the memory system's throughput over time."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SERVED_NONE, SERVED_HBM, SERVED_L2, SERVED_MULTICAST = 0, 1, 2, 3
+SERVED_NAMES = ("", "HBM", "L2", "multicast")
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """Engine output indexed by program instruction id (NaN times: never ran)."""
+
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+    served: np.ndarray  # SERVED_* per instruction
+    segments: np.ndarray  # rows (t0_ns, t1_ns, hbm_bytes_per_ns, l2_bytes_per_ns)
+
+    @classmethod
+    def from_internal(cls, inp, start, end, served, segments) -> "Schedule":
+        """Map arrays indexed by internal (lane-ordered) id back to program ids."""
+        n = len(inp.order)
+        out = [np.empty(n), np.empty(n), np.empty(n, np.int8)]
+        for dst, src in zip(out, (start, end, served)):
+            dst[inp.order] = src
+        seg = np.asarray(segments, float).reshape(-1, 4)
+        return cls(out[0], out[1], out[2], seg)
+
+    @property
+    def unfinished(self) -> np.ndarray:
+        """Program ids that never completed (a deadlock in the program's dependencies)."""
+        return np.flatnonzero(np.isnan(self.end_ns))
+
+    @property
+    def makespan_ns(self) -> float:
+        return float(np.nanmax(self.end_ns)) if len(self.end_ns) else 0.0
