@@ -1,0 +1,122 @@
+"""The table of numeric chip fields: key, section, unit, type, range and widget step.
+
+Every preset TOML key, every `Chip` attribute and every UI widget for a chip number comes
+from this one ordered table, so that the three can never disagree. Ranges are sanity
+bounds for what-if tuning, not claims about real hardware; 0 is allowed only where it
+means "the chip lacks this" (say, a cube precision or the fixpipe of a coupled core).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SECTIONS = ("cores", "memory", "cube", "vector", "transfer")
+META_KEYS = ("name", "display_name", "architecture", "vector_dtypes", "description")
+ARCHITECTURES = ("split", "coupled")
+STATUSES = ("published", "derived", "estimated", "override")
+FILE_STATUSES = STATUSES  # a user's file saved after overrides keeps "override"
+CONFIDENCES = ("H", "M", "L")
+PROVENANCE_PARTS = ("value", "source", "status", "confidence", "note")
+
+# Bytes per element of every precision name used across the project.
+PRECISION_BYTES: dict[str, float] = {
+    "fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1, "int4": 0.5, "int16": 2, "int32": 4,
+}
+# Cube precisions in display order; each has a `cube_k0_<name>` field.
+CUBE_PRECISIONS = ("fp16", "bf16", "int8", "int4", "fp32", "hf32")
+# Element types a vector unit may list in `vector_dtypes`.
+VECTOR_DTYPES = ("fp16", "bf16", "fp32", "int8", "int16", "int32")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One numeric chip field: where it lives, its unit, its type and its allowed range."""
+
+    key: str
+    section: str
+    unit: str
+    kind: type  # int or float
+    min: float
+    max: float
+    tunable: bool
+    step: float
+    zero_means: str = ""  # what 0 stands for where 0 is allowed ("" = 0 is just a number)
+
+    @property
+    def label_id(self) -> str:
+        """Message id of the field's label in the translation catalogues."""
+        return f"field.{self.key}.label"
+
+    @property
+    def help_id(self) -> str:
+        """Message id of the field's one-line help in the translation catalogues."""
+        return f"field.{self.key}.help"
+
+    def allowed(self) -> str:
+        """The allowed range in words, as error messages print it."""
+        noun = "an integer" if self.kind is int else "a finite number"
+        text = f"{noun} from {self.min:g} to {self.max:g} {self.unit}"
+        return f"{text}; 0 = {self.zero_means}" if self.zero_means else text
+
+
+def _f(key, section, unit, kind, lo, hi, tunable, step, zero_means=""):
+    return FieldSpec(key, section, unit, kind, lo, hi, tunable, step, zero_means)
+
+
+_NO_FIXPIPE = "no fixpipe (coupled cores)"
+_NO_PRECISION = "the cube lacks this precision"
+
+FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
+    # cores
+    _f("ai_cores", "cores", "cores", int, 1, 64, True, 1),
+    _f("vector_cores", "cores", "cores", int, 0, 128, True, 1, "no standalone vector cores"),
+    _f("clock_MHz", "cores", "MHz", int, 100, 3000, True, 10),
+    _f("vector_clock_MHz", "cores", "MHz", int, 100, 3000, True, 10),
+    _f("cluster_size", "cores", "cores", int, 1, 64, True, 1),
+    # memory
+    _f("l1_KiB", "memory", "KiB", int, 1, 8192, True, 32),
+    _f("l0a_KiB", "memory", "KiB", int, 1, 1024, True, 16),
+    _f("l0b_KiB", "memory", "KiB", int, 1, 1024, True, 16),
+    _f("l0c_KiB", "memory", "KiB", int, 1, 2048, True, 16),
+    _f("ub_KiB", "memory", "KiB", int, 1, 4096, True, 16),
+    _f("ub_reserved_bytes", "memory", "bytes", int, 0, 65536, False, 32),
+    _f("l2_MiB", "memory", "MiB", int, 1, 1024, True, 8),
+    _f("hbm_GiB", "memory", "GiB", int, 1, 1024, True, 8),
+    _f("hbm_bandwidth_GBps", "memory", "GB/s", float, 1, 100_000, True, 50),
+    _f("l2_bandwidth_GBps", "memory", "GB/s", float, 1, 1_000_000, True, 100),
+    _f("ub_align_bytes", "memory", "bytes", int, 1, 4096, False, 1),
+    _f("l1_align_bytes", "memory", "bytes", int, 1, 4096, False, 1),
+    _f("l0ab_align_bytes", "memory", "bytes", int, 1, 4096, False, 1),
+    _f("l0c_align_bytes", "memory", "bytes", int, 1, 4096, False, 1),
+    # cube
+    _f("cube_m0", "cube", "rows", int, 1, 64, False, 1),
+    _f("cube_n0", "cube", "columns", int, 1, 64, False, 1),
+    *(_f(f"cube_k0_{p}", "cube", "elements", int, 0, 256, False, 4, _NO_PRECISION)
+      for p in CUBE_PRECISIONS),
+    _f("cube_fixed_cycles", "cube", "cycles", int, 0, 10_000, True, 1),
+    # vector
+    _f("vector_bytes_per_cycle", "vector", "B/cycle", float, 1, 65536, True, 32),
+    _f("vector_fixed_cycles", "vector", "cycles", int, 0, 10_000, True, 1),
+    _f("vector_special_elems_per_cycle", "vector", "elements/cycle", float, 1, 65536, True, 1),
+    # transfer (bytes per cycle of the core's own clock)
+    _f("mte1_l0a_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),
+    _f("mte1_l0b_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),
+    _f("mte1_fixed_cycles", "transfer", "cycles", int, 0, 10_000, True, 1),
+    _f("fixpipe_l1_bytes_per_cycle", "transfer", "B/cycle", float, 0, 65536, True, 8, _NO_FIXPIPE),
+    _f("fixpipe_gm_bytes_per_cycle", "transfer", "B/cycle", float, 0, 65536, True, 8, _NO_FIXPIPE),
+    _f("fixpipe_fixed_cycles", "transfer", "cycles", int, 0, 100_000, True, 1, _NO_FIXPIPE),
+    _f("gm_read_hbm_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
+    _f("gm_read_l2_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
+    _f("gm_write_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
+    _f("gm_read_latency_cycles", "transfer", "cycles", int, 0, 100_000, True, 10),
+    _f("gm_write_latency_cycles", "transfer", "cycles", int, 0, 100_000, True, 10),
+    _f("ub_copy_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),
+    _f("sync_all_cycles", "transfer", "cycles", int, 0, 1_000_000, True, 10),
+)}
+
+FIXPIPE_KEYS = ("fixpipe_l1_bytes_per_cycle", "fixpipe_gm_bytes_per_cycle", "fixpipe_fixed_cycles")
+ALIGN_KEYS = ("ub_align_bytes", "l1_align_bytes", "l0ab_align_bytes", "l0c_align_bytes")
+
+
+def section_keys(section: str) -> tuple[str, ...]:
+    """The field keys of one TOML section, in table order."""
+    return tuple(k for k, s in FIELDS.items() if s.section == section)

@@ -1,0 +1,111 @@
+"""Reading chips: shipped presets by name, a user's TOML file or text; writing one back.
+
+TOML is parsed with the standard library as data only. Presets are read once per process
+(`functools.cache`); overridden variants are cached by their (hashable) override values.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tomllib
+from pathlib import Path
+
+from .errors import InputError
+from .fields import FIELDS, SECTIONS, section_keys
+from .schema import Chip
+from .validate import parse_document
+
+PRESETS: tuple[str, ...] = ("910B1", "910B2", "910B3", "910B4", "910", "310P3")
+PRESET_DIR = Path(__file__).resolve().parent
+MAX_FILE_BYTES = 256 * 1024
+
+
+def list_presets() -> tuple[str, ...]:
+    """Names of the shipped presets, 910B1..910B4 then 910 and 310P3."""
+    return PRESETS
+
+
+def load(name: str, /, **overrides: int | float) -> Chip:
+    """A shipped preset by name ("910B2"), optionally with numeric fields overridden."""
+    if not isinstance(name, str) or name not in PRESETS:
+        raise InputError("preset", name, "one of " + ", ".join(PRESETS),
+                         hint="Use load_file(path) for a chip TOML of your own")
+    if not overrides:
+        return _preset(name)
+    try:
+        items = tuple(sorted(overrides.items()))
+        hash(items)
+    except TypeError:  # an unhashable value: let validation name it
+        return _preset(name).with_overrides(**overrides)
+    return _preset_with(name, items)
+
+
+@functools.cache
+def _preset(name: str) -> Chip:
+    path = PRESET_DIR / f"{name}.toml"
+    return load_text(path.read_bytes(), origin=path.name)
+
+
+@functools.lru_cache(maxsize=512)
+def _preset_with(name: str, items: tuple) -> Chip:
+    return _preset(name).with_overrides(**dict(items))
+
+
+def load_file(path: str | os.PathLike, /, **overrides: int | float) -> Chip:
+    """A chip from a user's TOML file in the preset schema, optionally with overrides."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("chip file", str(p), "an existing TOML file in the preset schema")
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise InputError(f"{p.name}: size", size, f"at most {MAX_FILE_BYTES} bytes")
+    return load_text(p.read_bytes(), origin=p.name, **overrides)
+
+
+def load_text(text: str | bytes, /, origin: str = "<chip text>", **overrides: int | float) -> Chip:
+    """A chip from TOML text (say, an uploaded file); ``origin`` names it in messages."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_FILE_BYTES:
+            raise InputError(f"{origin}: size", len(text), f"at most {MAX_FILE_BYTES} bytes")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputError(f"{origin}: encoding", str(err), "UTF-8 text") from None
+    if not isinstance(text, str):
+        raise InputError(f"{origin}: text", type(text).__name__, "TOML text (str or bytes)")
+    if len(text) > MAX_FILE_BYTES:
+        raise InputError(f"{origin}: size", len(text), f"at most {MAX_FILE_BYTES} characters")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise InputError(f"{origin}: TOML", str(err),
+                         "a valid TOML document in the preset schema (see 910B2.toml)") from None
+    chip = parse_document(doc, origin)
+    return chip.with_overrides(**overrides) if overrides else chip
+
+
+def _q(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # JSON string escapes are valid TOML
+
+
+def _num(value: int | float) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def dump_toml(chip: Chip) -> str:
+    """The chip as TOML in the preset schema; `load_text` reads it back to an equal chip."""
+    lines = [f"name = {_q(chip.name)}", f"display_name = {_q(chip.display_name)}",
+             f"architecture = {_q(chip.architecture)}",
+             "vector_dtypes = [" + ", ".join(_q(d) for d in chip.vector_dtypes) + "]",
+             f"description = {_q(chip.description)}"]
+    prov = dict(chip.provenance)
+    for section in SECTIONS:
+        lines += ["", f"[{section}]"]
+        for key in section_keys(section):
+            p = prov[key]
+            lines.append(f"{key} = {{ value = {_num(getattr(chip, key))}, source = {_q(p.source)}"
+                         f", status = {_q(p.status)}, confidence = {_q(p.confidence)}"
+                         f", note = {_q(p.note)} }}")
+    assert len(prov) == len(FIELDS)
+    return "\n".join(lines) + "\n"
