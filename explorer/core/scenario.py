@@ -1,0 +1,126 @@
+"""A Scenario is everything that determines a run: chip preset + overrides, kernel +
+parameters, and the seed. It is frozen and hashable (so the UI can cache on it) and
+round-trips through TOML and JSON as plain data (no pickle, no eval)."""
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import tomli_w
+
+import hardware_presets as hp
+import kernels
+from hardware_presets.errors import InputError
+
+SEED_MAX = 2**32 - 1
+NAME_MAX = 200
+_KEYS = ("name", "preset", "overrides", "kernel", "params", "seed")
+
+
+def _frozen(mapping: Mapping[str, object] | None) -> tuple[tuple[str, object], ...]:
+    return tuple(sorted((mapping or {}).items()))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One what-if: a chip, a kernel with its parameters, a seed, and a free-text name."""
+
+    preset: str = "910B2"
+    kernel: str = "vector_add"
+    params: tuple[tuple[str, object], ...] = ()
+    overrides: tuple[tuple[str, object], ...] = ()
+    seed: int = 0
+    name: str = field(default="", compare=True)
+
+    @classmethod
+    def make(cls, preset="910B2", kernel="vector_add", params=None, overrides=None, seed=0,
+             name="") -> "Scenario":
+        """Build from plain dicts, validating every field (see :meth:`validated`)."""
+        return cls(preset, kernel, _frozen(params), _frozen(overrides), seed, name).validated()
+
+    @property
+    def params_dict(self) -> dict[str, object]:
+        return dict(self.params)
+
+    @property
+    def overrides_dict(self) -> dict[str, object]:
+        return dict(self.overrides)
+
+    def chip(self) -> hp.Chip:
+        """The chip preset with this scenario's overrides applied (validated)."""
+        if self.preset not in hp.list_presets():
+            raise InputError("preset", self.preset, "one of " + ", ".join(hp.list_presets()))
+        return hp.load(self.preset, **self.overrides_dict)
+
+    def validated(self) -> "Scenario":
+        """The same scenario with kernel defaults filled in; InputError on any bad field."""
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or \
+                not 0 <= self.seed <= SEED_MAX:
+            raise InputError("seed", self.seed, f"an integer from 0 to {SEED_MAX}")
+        if not isinstance(self.name, str) or len(self.name) > NAME_MAX:
+            raise InputError("name", self.name, f"text of at most {NAME_MAX} characters")
+        kernel = kernels.get(self.kernel)
+        params = kernel.check(self.chip(), self.params_dict)
+        return Scenario(self.preset, self.kernel, _frozen(params), self.overrides, self.seed,
+                        self.name)
+
+    def replace(self, **changes) -> "Scenario":
+        """A copy with some fields changed; ``params``/``overrides`` given as dicts merge."""
+        data = self.to_dict()
+        for key in ("params", "overrides"):
+            if key in changes:
+                data[key] = {**data[key], **changes.pop(key)}
+        data.update(changes)
+        return Scenario.from_dict(data)
+
+    # -- plain data ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "preset": self.preset, "overrides": self.overrides_dict,
+                "kernel": self.kernel, "params": self.params_dict, "seed": self.seed}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object], origin: str = "scenario") -> "Scenario":
+        """Parse plain data; unknown keys and wrong shapes are refused with their name."""
+        if not isinstance(data, Mapping):
+            raise InputError(origin, type(data).__name__, "a table of scenario fields")
+        unknown = sorted(set(data) - set(_KEYS))
+        if unknown:
+            raise InputError(f"{origin}: {unknown[0]}", data[unknown[0]],
+                             "one of the keys " + ", ".join(_KEYS))
+        for key in ("params", "overrides"):
+            if not isinstance(data.get(key, {}), Mapping):
+                raise InputError(f"{origin}: {key}", data[key], "a table of name = value")
+        return cls.make(str(data.get("preset", "910B2")), str(data.get("kernel", "vector_add")),
+                        data.get("params"), data.get("overrides"), data.get("seed", 0),
+                        data.get("name", ""))
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.to_dict())
+
+    @classmethod
+    def from_toml(cls, text: str, origin: str = "scenario.toml") -> "Scenario":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(origin, "(file)", "valid TOML", str(exc)) from None
+        return cls.from_dict(data, origin)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str, origin: str = "scenario.json") -> "Scenario":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(origin, "(file)", "valid JSON", str(exc)) from None
+        return cls.from_dict(data, origin)
+
+    @classmethod
+    def from_file_text(cls, text: str, filename: str) -> "Scenario":
+        """Parse by file extension (.json, otherwise TOML)."""
+        if filename.lower().endswith(".json"):
+            return cls.from_json(text, filename)
+        return cls.from_toml(text, filename)

@@ -1,0 +1,122 @@
+"""Tidy tables of a run: one row per instruction (timeline), per core, per path, per
+bandwidth segment. Built with vectorised numpy so a million-instruction run stays cheap."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hardware_presets import Chip
+from kernels.program import LANE_NAMES, N_PIPES, Kind, Level, Program
+
+from .emulator.schedule import SERVED_HBM, SERVED_L2, SERVED_NAMES, Schedule
+
+LEVEL_NAMES = tuple(level.name for level in Level)
+COMPUTE_LANES = ("CUBE", "VECTOR")
+TRANSFER_LANES = ("MTE1", "MTE2", "MTE3", "FIXP")
+
+
+def _categorical(codes: np.ndarray, names: tuple[str, ...], missing: str = "") -> pd.Categorical:
+    cats = list(names) + ([missing] if missing not in names else [])
+    codes = np.where(codes < 0, len(cats) - 1, codes) if missing not in names else codes
+    return pd.Categorical.from_codes(codes.astype(np.int64), categories=cats)
+
+
+def timeline_table(program: Program, schedule: Schedule, chip: Chip) -> pd.DataFrame:
+    """One row per instruction with its lane, op, task, times, bytes and where it was served."""
+    c = program.cols
+    is_tr = c["kind"] == Kind.TRANSFER
+    return pd.DataFrame({
+        "instr": np.arange(len(program)),
+        "core": c["core"].astype(np.int64),
+        "core_name": _categorical(c["core"], tuple(chip.core_names())),
+        "core_kind": pd.Categorical(np.asarray(chip.core_kinds())[c["core"]]),
+        "pipe": _categorical(c["pipe"], LANE_NAMES),
+        "op": _categorical(c["op"], program.op_names),
+        "task": c["task"].astype(np.int64),
+        "start_ns": schedule.start_ns,
+        "end_ns": schedule.end_ns,
+        "bytes": np.where(is_tr, c["nbytes"], 0),
+        "src": _categorical(np.where(is_tr, c["src"], -1), LEVEL_NAMES),
+        "dst": _categorical(np.where(is_tr, c["dst"], -1), LEVEL_NAMES),
+        "served_from": _categorical(schedule.served, SERVED_NAMES),
+    })
+
+
+def union_length(group: np.ndarray, start: np.ndarray, end: np.ndarray,
+                 n_groups: int) -> np.ndarray:
+    """Total length of the union of intervals, per group, without a Python loop."""
+    if len(start) == 0:
+        return np.zeros(n_groups)
+    offset = float(np.max(end)) + 1.0
+    s, e = start + group * offset, end + group * offset
+    order = np.argsort(s, kind="stable")
+    s, e, g = s[order], e[order], group[order]
+    covered = np.maximum.accumulate(e)
+    prev = np.concatenate([[-np.inf], covered[:-1]])
+    gain = np.maximum(0.0, e - np.maximum(s, prev))
+    return np.bincount(g, weights=gain, minlength=n_groups)
+
+
+def per_core_table(timeline: pd.DataFrame, chip: Chip, makespan: float) -> pd.DataFrame:
+    """Busy time and ratio per pipe, active (union) time and stalls, for cores that ran."""
+    n_cores = len(chip.core_kinds())
+    core = timeline["core"].to_numpy()
+    start, end = timeline["start_ns"].to_numpy(), timeline["end_ns"].to_numpy()
+    pipe = timeline["pipe"].cat.codes.to_numpy()
+    dur = end - start
+    busy = np.bincount(core * N_PIPES + pipe, weights=dur,
+                       minlength=n_cores * N_PIPES).reshape(n_cores, N_PIPES)
+    used = np.flatnonzero(np.bincount(core, minlength=n_cores))
+    table = pd.DataFrame({"core": used, "core_name": np.asarray(chip.core_names())[used],
+                          "core_kind": np.asarray(chip.core_kinds())[used]})
+    for p, lane in enumerate(LANE_NAMES):
+        table[f"busy_ns_{lane}"] = busy[used, p]
+        table[f"ratio_{lane}"] = busy[used, p] / makespan if makespan > 0 else 0.0
+    table["active_ns"] = union_length(core, start, end, n_cores)[used]
+    first = np.full(n_cores, np.inf)
+    last = np.zeros(n_cores)
+    np.minimum.at(first, core, start)
+    np.maximum.at(last, core, end)
+    table["first_start_ns"], table["last_end_ns"] = first[used], last[used]
+    table["stall_ns"] = (last - first)[used] - table["active_ns"].to_numpy()
+    return table
+
+
+def overlap_ns(timeline: pd.DataFrame, n_cores: int) -> tuple[float, float, float]:
+    """(compute time, transfer time, time both run) summed over cores."""
+    core = timeline["core"].to_numpy()
+    start, end = timeline["start_ns"].to_numpy(), timeline["end_ns"].to_numpy()
+    lane = timeline["pipe"].astype(str).to_numpy()
+    comp = np.isin(lane, COMPUTE_LANES)
+    tran = np.isin(lane, TRANSFER_LANES)
+    a = union_length(core[comp], start[comp], end[comp], n_cores)
+    b = union_length(core[tran], start[tran], end[tran], n_cores)
+    both = comp | tran
+    u = union_length(core[both], start[both], end[both], n_cores)
+    inter = a + b - u
+    return float(a.sum()), float(b.sum()), float(np.minimum(inter, np.minimum(a, b)).sum())
+
+
+def traffic_table(timeline: pd.DataFrame) -> pd.DataFrame:
+    """Bytes and transfer count per path and per source of service (HBM, L2, multicast)."""
+    moves = timeline[timeline["src"].astype(str) != ""]
+    table = moves.groupby(["src", "dst", "served_from"], observed=True).agg(
+        bytes=("bytes", "sum"), count=("bytes", "size")).reset_index()
+    table.insert(0, "path", table["src"].astype(str) + "→" + table["dst"].astype(str))
+    for col in ("src", "dst", "served_from"):
+        table[col] = table[col].astype(str)
+    return table
+
+
+def bandwidth_table(schedule: Schedule) -> pd.DataFrame:
+    """Piecewise-constant HBM and L2 throughput (GB/s = bytes/ns) over time."""
+    seg = schedule.segments
+    return pd.DataFrame({"t0_ns": seg[:, 0], "t1_ns": seg[:, 1], "hbm_GBps": seg[:, 2],
+                         "l2_GBps": seg[:, 3]})
+
+
+def served_bytes(timeline: pd.DataFrame) -> tuple[float, float]:
+    """Bytes that crossed HBM (reads from HBM + all writes) and bytes served by L2."""
+    served = timeline["served_from"].cat.codes.to_numpy()
+    nbytes = timeline["bytes"].to_numpy()
+    return float(nbytes[served == SERVED_HBM].sum()), float(nbytes[served == SERVED_L2].sum())
