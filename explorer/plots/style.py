@@ -1,0 +1,119 @@
+"""Shared look of every figure: lane order, pipe colours, byte units and message lookup.
+
+Kept in one place so that the timeline, the ratio bars and the block diagram paint a pipe
+the same colour and name it the same way (as Ascend's own tools do: CUBE, VECTOR, SCALAR,
+MTE1, MTE2, MTE3, FIXP) in every language.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from explorer.core.i18n import t
+
+# Lane order of Ascend's simulator trace; the timeline sorts lanes of a core this way.
+PIPES: tuple[str, ...] = ("CUBE", "VECTOR", "SCALAR", "MTE1", "MTE2", "MTE3", "FIXP")
+
+# One colour per pipe (colour-blind friendly Okabe-Ito palette plus grey for SCALAR).
+PIPE_COLOURS: dict[str, str] = {
+    "CUBE": "#D55E00",
+    "VECTOR": "#0072B2",
+    "SCALAR": "#7F7F7F",
+    "MTE1": "#CC79A7",
+    "MTE2": "#009E73",
+    "MTE3": "#56B4E9",
+    "FIXP": "#E69F00",
+}
+
+# Per-pipe busy ratio names as Ascend's profiler prints them.
+RATIO_NAMES: dict[str, str] = {
+    "CUBE": "aic_cube_ratio",
+    "VECTOR": "aiv_vec_ratio",
+    "SCALAR": "scalar_ratio",
+    "MTE1": "mte1_ratio",
+    "MTE2": "mte2_ratio",
+    "MTE3": "mte3_ratio",
+    "FIXP": "fixpipe_ratio",
+}
+
+# Where GM traffic was served from; "" means an on-chip move.
+SOURCE_ORDER: tuple[str, ...] = ("HBM", "L2", "multicast", "")
+SOURCE_COLOURS: dict[str, str] = {
+    "HBM": "#D55E00",
+    "L2": "#0072B2",
+    "multicast": "#009E73",
+    "": "#7F7F7F",
+}
+
+CORE_KIND_COLOURS: dict[str, str] = {
+    "AIC": "#D55E00",
+    "AIV": "#0072B2",
+    "AICORE": "#009E73",
+    "VECTOR": "#56B4E9",
+}
+
+_BYTE_UNITS: tuple[str, ...] = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def msg(msg_id: str, lang: str, **values: object) -> str:
+    """A message of the plots catalogue (ids are given without the ``plots.`` prefix)."""
+    return t(f"plots.{msg_id}", lang, **values)
+
+
+def pipe_name(pipe: str, lang: str) -> str:
+    """Legend name of a pipe: Ascend's lane name plus what it does, in the chosen language."""
+    if pipe in PIPES:
+        return msg(f"pipe.{pipe}", lang)
+    return pipe
+
+
+def source_name(served_from: str, lang: str) -> str:
+    """Legend name of where traffic was served from (HBM, L2, multicast or on-chip)."""
+    key = served_from if served_from in ("HBM", "L2", "multicast") else "onchip"
+    return msg(f"source.{key}", lang)
+
+
+def byte_unit(max_bytes: float) -> tuple[float, str]:
+    """The binary unit (divisor, name) that keeps ``max_bytes`` between 1 and 1024."""
+    power = 0
+    value = float(max_bytes)
+    while value >= 1024.0 and power < len(_BYTE_UNITS) - 1:
+        value /= 1024.0
+        power += 1
+    return 1024.0 ** power, _BYTE_UNITS[power]
+
+
+def format_bytes(n: float) -> str:
+    """Human-readable binary size: 512 B, 1.50 KiB, 3.00 MiB, 2.00 GiB."""
+    if n is None or not np.isfinite(n):
+        return "-"
+    divisor, unit = byte_unit(abs(n))
+    if unit == "B":
+        return f"{int(round(n))} B"
+    return f"{n / divisor:.2f} {unit}"
+
+
+def pipe_codes(pipes: pd.Series) -> np.ndarray:
+    """Index of each row's pipe in ``PIPES`` (-1 for an unknown lane), fast on 10^6 rows."""
+    codes, uniques = pd.factorize(pipes)
+    lookup = np.array([PIPES.index(p) if p in PIPES else -1 for p in uniques] + [-1])
+    return lookup[codes]  # factorize gives -1 for missing values -> last entry, -1
+
+
+def empty_figure(message: str, title: str = "") -> go.Figure:
+    """A valid figure with no data and a centred message, for empty or unusable input."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
+                       showarrow=False, font=dict(size=14))
+    fig.update_layout(title=dict(text=title), template="plotly_white",
+                      xaxis=dict(visible=False), yaxis=dict(visible=False))
+    return fig
+
+
+def base_layout(fig: go.Figure, title: str, **layout: object) -> go.Figure:
+    """Common layout: white template, title, legend on top; extra keys passed through."""
+    fig.update_layout(title=dict(text=title), template="plotly_white",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+                      margin=dict(l=60, r=20, t=90, b=50), **layout)
+    return fig
