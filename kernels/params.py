@@ -23,8 +23,9 @@ class ParamSpec:
     def allowed(self) -> str:
         if self.choices is not None:
             return "one of " + ", ".join(map(str, self.choices))
-        kind = "an integer" if self.kind is int else "a number"
-        return f"{kind} from {self.min:g} to {self.max:g}"
+        if self.kind is int:
+            return f"an integer from {int(self.min)} to {int(self.max)}"
+        return f"a number from {self.min:g} to {self.max:g}"
 
     def check(self, value: object, where: str = "params") -> object:
         """The value converted to this parameter's type, or an InputError naming it."""

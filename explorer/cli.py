@@ -1,0 +1,92 @@
+"""Command line: ``python -m explorer run SCENARIO.toml [--json] [--trace out.json]`` and
+``python -m explorer presets``. Exit codes: 0 ok, 2 bad input, 3 numerical check failed,
+4 the program deadlocked."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import hardware_presets as hp
+from hardware_presets.errors import InputError
+
+from .core import Scenario, simulate
+from .core.emulator.engine import ENGINES, DeadlockError
+from .core.i18n import t
+from .core.metrics import METRICS
+from .core.trace import chrome_trace
+
+EXIT_OK, EXIT_INPUT, EXIT_NUMERICS, EXIT_DEADLOCK = 0, 2, 3, 4
+MAX_SCENARIO_BYTES = 1 << 20
+
+
+def _format(value: object, unit: str) -> str:
+    if isinstance(value, float):
+        return f"{value:,.4g} {unit}".rstrip()
+    return f"{value} {unit}".rstrip()
+
+
+def _read_scenario(path: str) -> Scenario:
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("SCENARIO", path, "an existing .toml or .json scenario file")
+    if file.stat().st_size > MAX_SCENARIO_BYTES:
+        raise InputError("SCENARIO", path, f"a file of at most {MAX_SCENARIO_BYTES} bytes")
+    return Scenario.from_file_text(file.read_text(encoding="utf-8"), file.name)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    result = simulate(_read_scenario(args.scenario), engine=args.engine)
+    check = result.numerics
+    if args.json:
+        print(json.dumps({"scenario": result.scenario.to_dict(), "metrics": result.metrics,
+                          "numerics": vars(check)}, indent=2, default=float))
+    else:
+        print(f"{result.chip.display_name} · {result.scenario.kernel}")
+        for name, unit in METRICS.items():
+            print(f"  {t(f'metric.{name}.label'):<28} {_format(result.metrics[name], unit)}")
+        verdict = "passed" if check.passed else "FAILED"
+        print(f"  numerics: {verdict}: max abs error {check.max_abs_error:.3g}, max rel error "
+              f"{check.max_rel_error:.3g} (bound {check.bound:.3g}), "
+              f"{check.verified} of {check.total} elements verified")
+    if args.trace:
+        Path(args.trace).write_text(json.dumps(chrome_trace(result)), encoding="utf-8")
+    return EXIT_OK if check.passed else EXIT_NUMERICS
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    for name in hp.list_presets():
+        chip = hp.load(name)
+        peaks = ", ".join(f"{p} {v:.1f} TF" for p, v in chip.peak_tflops_table().items())
+        print(f"{name:<6} {chip.display_name:<14} {chip.architecture:<8} "
+              f"{chip.ai_cores} AI cores + {chip.vector_cores} vector, {chip.clock_MHz:g} MHz, "
+              f"HBM {chip.hbm_bandwidth_GBps:g} GB/s, L2 {chip.l2_MiB:g} MiB; {peaks}")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m explorer",
+                                 description="Ascend NPU architecture explorer")
+    sub = ap.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="simulate a scenario file and print its metrics")
+    run.add_argument("scenario", help="scenario .toml or .json")
+    run.add_argument("--json", action="store_true", help="print metrics as JSON")
+    run.add_argument("--trace", metavar="OUT.json", help="write a Chrome/Perfetto trace")
+    run.add_argument("--engine", choices=ENGINES, default="jit")
+    run.set_defaults(func=cmd_run)
+    presets = sub.add_parser("presets", help="list chip presets with their peaks")
+    presets.set_defaults(func=cmd_presets)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except DeadlockError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_DEADLOCK
