@@ -1,0 +1,16 @@
+"""Entry point of the Streamlit app (``make run``): page config and navigation, nothing else.
+
+Each page is one module under explorer/ui/pages; titles follow the session's language.
+"""
+import streamlit as st
+
+from explorer.ui import state
+
+st.set_page_config(page_title=state.tr("app.title"), page_icon=":material/memory:",
+                   layout="wide")
+st.navigation([
+    st.Page("explorer/ui/pages/chip.py", title=state.tr("nav.chip"), url_path="chip",
+            icon=":material/developer_board:", default=True),
+    st.Page("explorer/ui/pages/vector_add.py", title=state.tr("nav.vector_add"),
+            url_path="vector_add", icon=":material/add_circle:"),
+]).run()

@@ -1,0 +1,123 @@
+"""What the chip page shows about a chip: every field with its provenance, derived peaks,
+and the override editor. Kept apart from the page script so each stays short.
+
+Provenance is the point of this page: a number that is an estimate (or a user override)
+must never look like a published figure, so those rows are marked in words and colour.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import hardware_presets as hp
+from explorer.ui import state, widgets
+from hardware_presets import FIELDS, SECTIONS
+from hardware_presets.errors import InputError
+
+OVERRIDE_ERROR = "chip_override_error"
+_ROW_COLOURS = {"estimated": "background-color: rgba(230, 159, 0, 0.18)",
+                "override": "background-color: rgba(0, 114, 178, 0.15)"}
+_STATUS_MARK = {"estimated": "⚠ ", "override": "✎ "}
+
+
+# ---- the override editor --------------------------------------------------------------------------
+def _on_field_change(key: str) -> None:
+    """Store a changed field as an override if the chip stays valid; else keep the error.
+
+    Setting a field back to the preset's value removes its override, so the table's
+    status returns to the preset's own provenance.
+    """
+    value = st.session_state[f"w.field.{key}"]
+    new = state.overrides()
+    if value == hp.load(state.preset()).values()[key]:
+        new.pop(key, None)
+    else:
+        new[key] = value
+    try:
+        hp.load(state.preset(), **new)
+    except InputError as exc:
+        st.session_state[OVERRIDE_ERROR] = exc
+        return
+    st.session_state.pop(OVERRIDE_ERROR, None)
+    state.set_overrides(new)
+
+
+def _reset() -> None:
+    state.set_overrides({})
+    st.session_state.pop(OVERRIDE_ERROR, None)
+
+
+def override_editor(chip: hp.Chip) -> None:
+    """Number inputs for every tunable field, one expander per section, and a reset."""
+    for i, section in enumerate(SECTIONS):
+        specs = [s for s in FIELDS.values() if s.section == section and s.tunable]
+        if not specs:
+            continue
+        with st.expander(state.tr(f"chip_section.{section}"), expanded=i == 0):
+            columns = st.columns(3)
+            for j, spec in enumerate(specs):
+                widgets.field_input(spec, getattr(chip, spec.key), _on_field_change,
+                                    where=columns[j % 3])
+    st.button(state.tr("ui.chip.reset"), on_click=_reset, disabled=not state.overrides(),
+              help=state.tr("ui.chip.reset_help"), key="chip_reset")
+
+
+def pop_override_error() -> InputError | None:
+    """The last refused override (shown once: the inputs already show the chip in use)."""
+    return st.session_state.pop(OVERRIDE_ERROR, None)
+
+
+# ---- tables ---------------------------------------------------------------------------------------------
+def _status(status: str) -> str:
+    word = state.tr("estimate.label") if status == "estimated" else state.tr(f"ui.status.{status}")
+    return _STATUS_MARK.get(status, "") + word
+
+
+def fields_table(chip: hp.Chip) -> pd.DataFrame:
+    """One row per chip field: label, key, value, unit, provenance (translated words)."""
+    rows = []
+    for key, spec in FIELDS.items():
+        prov = chip.provenance_of(key)
+        rows.append({
+            "field": state.tr(spec.label_id), "key": key,
+            "value": widgets.number(getattr(chip, key)), "unit": widgets.unit(spec.unit),
+            "status": _status(prov.status), "confidence": state.tr(
+                f"ui.confidence.{prov.confidence}"),
+            "source": prov.source, "note": prov.note, "_status": prov.status})
+    return pd.DataFrame(rows)
+
+
+def show_fields_table(chip: hp.Chip) -> None:
+    """The fields table, estimated rows tinted amber and overrides blue."""
+    table = fields_table(chip)
+    colours = [_ROW_COLOURS.get(s, "") for s in table.pop("_status")]
+    table.columns = [state.tr(f"ui.chip.col.{c}") for c in table.columns]
+    styled = table.style.apply(lambda row: [colours[row.name]] * len(row), axis=1)
+    st.dataframe(styled, hide_index=True, width="stretch", key="chip_fields")
+    st.caption(" · ".join(state.tr(f"provenance.status.{s}") for s in hp.STATUSES))
+
+
+def peaks_table(chip: hp.Chip) -> pd.DataFrame:
+    """Cube peak and ridge points (HBM and L2) for every cube precision of the chip."""
+    rows = [{state.tr("ui.chip.col.precision"): p,
+             state.tr("ui.chip.col.peak_tflops"): round(chip.peak_tflops(p), 1),
+             state.tr("ui.chip.col.ridge_hbm"): round(chip.ridge_point(p, "hbm"), 1),
+             state.tr("ui.chip.col.ridge_l2"): round(chip.ridge_point(p, "l2"), 1)}
+            for p in chip.cube_precisions]
+    return pd.DataFrame(rows)
+
+
+def show_peaks(chip: hp.Chip) -> None:
+    """Derived figures: vector peaks and bandwidths as metrics, cube peaks as a table."""
+    columns = st.columns(4)
+    for column, dtype in zip(columns, ("fp16", "fp32")):
+        value = chip.vector_peak_gops(dtype) if dtype in chip.vector_dtypes else None
+        column.metric(state.tr("ui.chip.vector_peak", dtype=dtype),
+                      "—" if value is None else f"{value:,.0f} GOPS",
+                      help=state.tr("ui.chip.vector_peak_help"))
+    columns[2].metric(state.tr("ui.chip.hbm_bw"), f"{chip.hbm_bandwidth_GBps:,.0f} GB/s",
+                      help=state.tr("field.hbm_bandwidth_GBps.help"))
+    columns[3].metric(state.tr("ui.chip.l2_bw"), f"{chip.l2_bandwidth_GBps:,.0f} GB/s",
+                      help=state.tr("field.l2_bandwidth_GBps.help"))
+    st.dataframe(peaks_table(chip), hide_index=True, width="stretch", key="chip_peaks")
+    st.caption(state.tr("ui.chip.peaks_caption"))

@@ -1,0 +1,118 @@
+"""Widgets generated from specs: one number input per chip field, one widget per kernel
+parameter. Labels, help, units and ranges come from the spec and the catalogue, so a new
+field or parameter gets a correct, translated widget without page code.
+
+Values live in session state (see ``state.bound``); a widget only mirrors them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from explorer.core.i18n import has
+from explorer.ui import state
+from hardware_presets import FieldSpec
+from kernels.params import ParamSpec
+
+# What 0 stands for in FieldSpec.zero_means -> message id of its translation.
+_ZERO_MEANS = {
+    "no fixpipe (coupled cores)": "ui.zero.no_fixpipe",
+    "the cube lacks this precision": "ui.zero.no_precision",
+    "no standalone vector cores": "ui.zero.no_vector_cores",
+}
+
+
+def unit(name: str) -> str:
+    """A unit in the session's language (technical units such as KiB stay as they are)."""
+    return state.tr(f"ui.unit.{name}") if has(f"ui.unit.{name}") else name
+
+
+def number(value: float) -> str:
+    """A number without a useless ``.0`` and with thousands separators for big ints."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:.4g}"
+
+
+def field_help(spec: FieldSpec) -> str:
+    """The field's one-line help, then its unit and allowed range, then what 0 means."""
+    text = state.tr(spec.help_id) + "\n\n" + state.tr(
+        "ui.chip.range", min=number(spec.min), max=number(spec.max), unit=unit(spec.unit))
+    if spec.zero_means:
+        meaning = _ZERO_MEANS.get(spec.zero_means)
+        text += " " + state.tr("ui.chip.zero", meaning=state.tr(meaning) if meaning
+                               else spec.zero_means)
+    return text
+
+
+def field_input(spec: FieldSpec, value: int | float, on_change: Callable, where=st):
+    """A number input for one chip field, showing ``value`` (the chip's effective value).
+
+    ``on_change(key)`` receives the field key; it validates and stores the override.
+    """
+    kind = spec.kind
+    key = f"w.field.{spec.key}"
+    st.session_state[key] = kind(value)
+    return where.number_input(
+        state.tr(spec.label_id), min_value=kind(spec.min), max_value=kind(spec.max),
+        step=kind(spec.step), format=None if kind is int else "%g", key=key,
+        help=field_help(spec), on_change=on_change, args=(spec.key,))
+
+
+# ---- kernel parameters -------------------------------------------------------------------------
+def param_label(spec: ParamSpec) -> str:
+    return state.tr(f"ui.param.{spec.name}.label")
+
+
+def param_help(spec: ParamSpec, extra: str = "") -> str:
+    """The parameter's help, its unit and what is allowed, then any page-specific note."""
+    text = state.tr(f"ui.param.{spec.name}.help")
+    return f"{text}\n\n{extra}" if extra else text
+
+
+def powers_of_two(lo: float, hi: float, keep: int | None = None) -> list[int]:
+    """2^k within [lo, hi], plus ``keep`` (a value from a URL or file that is no power)."""
+    values = [1 << k for k in range(0, 63) if lo <= (1 << k) <= hi]
+    if keep is not None and keep not in values and lo <= keep <= hi:
+        values = sorted([*values, keep])
+    return values
+
+
+def pow2_label(value: int) -> str:
+    """``4,194,304 (2^22)`` for a power of two, the plain number otherwise."""
+    if value > 0 and value & (value - 1) == 0:
+        return f"{value:,} (2^{value.bit_length() - 1})"
+    return f"{value:,}"
+
+
+def param_widget(spec: ParamSpec, name: str, *, options: Sequence | None = None,
+                 max_value: int | None = None, extra_help: str = "", where=st,
+                 format_func: Callable = str):
+    """One widget for one kernel parameter, chosen from its spec.
+
+    ``name`` is the session value it is bound to (kept valid by the caller: inside
+    ``options`` or the range). Choices of two or three become a radio, longer lists and
+    ``options`` a selectbox, a log-scale integer a slider over powers of two, a range a
+    slider (a number input when the range is long).
+    """
+    label, help_text = param_label(spec), param_help(spec, extra_help)
+    bind = state.bound(name, spec.default)
+    if options is not None or (spec.choices and len(spec.choices) > 3):
+        return where.selectbox(label, list(options or spec.choices), help=help_text,
+                               format_func=format_func, **bind)
+    if spec.choices:
+        return where.radio(label, list(spec.choices), horizontal=True, help=help_text,
+                           format_func=format_func, **bind)
+    hi = int(max_value if max_value is not None else spec.max)
+    if spec.log_scale:
+        values = powers_of_two(spec.min, hi, keep=st.session_state.get(name))
+        return where.select_slider(label, values, help=help_text, format_func=pow2_label,
+                                   **bind)
+    if hi <= spec.min:  # one possible value: a slider cannot have min == max
+        return where.number_input(label, min_value=hi, max_value=hi, step=1, disabled=True,
+                                  help=help_text, **bind)
+    if hi - spec.min <= 1024:
+        return where.slider(label, int(spec.min), hi, step=1, help=help_text, **bind)
+    return where.number_input(label, min_value=int(spec.min), max_value=hi, step=1,
+                              help=help_text, **bind)
