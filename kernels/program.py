@@ -233,7 +233,9 @@ def lane_order(cols: dict[str, np.ndarray]) -> np.ndarray:
 
 def _barrier_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """SyncAll drains every pipe of its core and holds them until released: it depends on
-    the last earlier instruction of each lane, and the next one of each lane depends on it."""
+    the last earlier instruction of each lane, and the next one of each lane depends on it.
+    "Earlier" is program order (seq, then id), the order lanes execute in, so an
+    instruction sharing the barrier's seq but emitted before it stays before it."""
     barriers = np.flatnonzero(cols["kind"] == Kind.BARRIER)
     if len(barriers) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -246,6 +248,8 @@ def _barrier_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]
             key = int(cols["core"][b]) * N_PIPES + pipe
             lo, hi = np.searchsorted(lane, key, "left"), np.searchsorted(lane, key, "right")
             pos = lo + np.searchsorted(seq[lo:hi], cols["seq"][b], "left")
+            tie = lo + np.searchsorted(seq[lo:hi], cols["seq"][b], "right")
+            pos += np.searchsorted(order[pos:tie], b, "left")  # equal seq: ids ascend
             if pos > lo and order[pos - 1] != b:
                 after.append(b), before.append(order[pos - 1])
             nxt = pos + 1 if pos < hi and order[pos] == b else pos
