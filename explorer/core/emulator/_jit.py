@@ -7,7 +7,8 @@ Differences from the twin are only in bookkeeping, never in the rules:
   (virtual clock at entry + bytes). An event costs O(classes + log transfers), not O(n);
 * L2 residency is an intrusive doubly-linked LRU list over region ids;
 * in-flight multicast leaders and their joiners are intrusive singly-linked lists.
-This is the only module that imports numba (a layering test enforces it).
+All state lives in flat arrays created once, and helpers are inlined, so the hot loop does
+no allocation and no reference counting. This is the only module that imports numba.
 """
 from __future__ import annotations
 
@@ -27,39 +28,39 @@ def _less(ta, ka, tb, kb):
 
 
 @njit(**JIT_OPTIONS)
-def _push(ht, hk, size, t, k):
-    """Push (t, k) onto the binary min-heap stored in ht/hk; returns the new size."""
+def _push(ht, hk, base, size, t, k):
+    """Push (t, k) on the binary min-heap ht/hk[base:base+size]; returns the new size."""
     i = size
-    ht[i] = t
-    hk[i] = k
+    ht[base + i] = t
+    hk[base + i] = k
     while i > 0:
         p = (i - 1) >> 1
-        if not _less(ht[i], hk[i], ht[p], hk[p]):
+        if not _less(ht[base + i], hk[base + i], ht[base + p], hk[base + p]):
             break
-        ht[i], ht[p] = ht[p], ht[i]
-        hk[i], hk[p] = hk[p], hk[i]
+        ht[base + i], ht[base + p] = ht[base + p], ht[base + i]
+        hk[base + i], hk[base + p] = hk[base + p], hk[base + i]
         i = p
     return size + 1
 
 
 @njit(**JIT_OPTIONS)
-def _pop(ht, hk, size):
-    """Remove the minimum (kept in ht[0]/hk[0] by the caller before); returns new size."""
+def _pop(ht, hk, base, size):
+    """Drop the minimum (read ht/hk[base] first); returns the new size."""
     size -= 1
-    ht[0] = ht[size]
-    hk[0] = hk[size]
+    ht[base] = ht[base + size]
+    hk[base] = hk[base + size]
     i = 0
     while True:
-        left = 2 * i + 1
-        if left >= size:
+        c = 2 * i + 1
+        if c >= size:
             break
-        c = left
-        if left + 1 < size and _less(ht[left + 1], hk[left + 1], ht[left], hk[left]):
-            c = left + 1
-        if not _less(ht[c], hk[c], ht[i], hk[i]):
+        if c + 1 < size and _less(ht[base + c + 1], hk[base + c + 1], ht[base + c],
+                                  hk[base + c]):
+            c += 1
+        if not _less(ht[base + c], hk[base + c], ht[base + i], hk[base + i]):
             break
-        ht[i], ht[c] = ht[c], ht[i]
-        hk[i], hk[c] = hk[c], hk[i]
+        ht[base + i], ht[base + c] = ht[base + c], ht[base + i]
+        hk[base + i], hk[base + c] = hk[base + c], hk[base + i]
         i = c
     return size
 
@@ -111,8 +112,8 @@ def _lru_append(r, prev, nxt, ends):
 
 
 @njit(**JIT_OPTIONS)
-def _l2_install(r, region_bytes, capacity, resident, prev, nxt, ends, used):
-    """Make region r most recently used, evicting the oldest regions until it fits."""
+def _l2_install(r, region_bytes, capacity, resident, prev, nxt, ends, fst):
+    """Make region r most recently used, evicting the oldest until it fits (fst[1]: used)."""
     if resident[r]:
         _lru_unlink(r, prev, nxt, ends)
         _lru_append(r, prev, nxt, ends)
@@ -120,210 +121,172 @@ def _l2_install(r, region_bytes, capacity, resident, prev, nxt, ends, used):
     size = region_bytes[r]
     if size > capacity:
         return
-    while used[0] + size > capacity:
+    while fst[1] + size > capacity:
         old = ends[0]
         _lru_unlink(old, prev, nxt, ends)
         resident[old] = False
-        used[0] -= region_bytes[old]
+        fst[1] -= region_bytes[old]
     resident[r] = True
-    used[0] += size
+    fst[1] += size
     _lru_append(r, prev, nxt, ends)
 
 
 @njit(**JIT_OPTIONS)
-def _find_leader(r, c, inflight_head, inflight_next, cluster):
-    j = inflight_head[r]
-    while j >= 0 and cluster[j] != c:
-        j = inflight_next[j]
-    return j
+def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm, cls_l2,
+               region, region_bytes, cluster, barrier, bar_ptr, bar_members, sync_ns,
+               l2_capacity, class_cap, class_pool, pool_bw, deps_left, start, end, served,
+               seg, eps_ns, tol):
+    """The event loop; fills start/end/served/seg and returns the number of segments.
 
-
-@njit(**JIT_OPTIONS)
-def _drop_leader(i, r, inflight_head, inflight_next):
-    prev = -1
-    j = inflight_head[r]
-    while j >= 0 and j != i:
-        prev = j
-        j = inflight_next[j]
-    if j < 0:
-        return
-    if prev < 0:
-        inflight_head[r] = inflight_next[i]
-    else:
-        inflight_next[prev] = inflight_next[i]
-
-
-@njit(**JIT_OPTIONS)
-def _event(ev_t, ev_k, ist, t, i, kind):
-    ist[0] = _push(ev_t, ev_k, ist[0], t, 2 * i + kind)
-
-
-@njit(**JIT_OPTIONS)
-def _issue_read(i, P, S):
-    """A GM read joins a same-cluster fetch in flight, hits L2, or goes to HBM."""
-    fixed_ns, region, cluster = P[4], P[9], P[11]
-    served, ev_t, ev_k, ist = S[2], S[6], S[7], S[8]
-    join_head, join_next, inflight_head, inflight_next, resident = S[9:14]
-    lru_prev, lru_next, lru_ends, fst = S[14], S[15], S[16], S[17]
-    r, c = region[i], cluster[i]
-    if r >= 0 and c >= 0:
-        leader = _find_leader(r, c, inflight_head, inflight_next, cluster)
-        if leader >= 0:
-            served[i] = SERVED_MULTICAST
-            join_next[i] = join_head[leader]
-            join_head[leader] = i
-            return
-    if r >= 0 and resident[r]:
-        _lru_unlink(r, lru_prev, lru_next, lru_ends)
-        _lru_append(r, lru_prev, lru_next, lru_ends)
-        served[i] = SERVED_L2
-    else:
-        served[i] = SERVED_HBM
-    if r >= 0 and c >= 0:
-        inflight_next[i] = inflight_head[r]
-        inflight_head[r] = i
-    _event(ev_t, ev_k, ist, fst[0] + fixed_ns[i], i, ENTER)
-
-
-@njit(**JIT_OPTIONS)
-def _try_start(lane, P, S):
-    """Start the head of ``lane`` if the lane is idle and its dependencies have ended."""
-    lane_ptr, fixed_ns, gm, barrier, bar_ptr, bar_members, sync_ns = (
-        P[1], P[4], P[5], P[12], P[13], P[14], P[15])
-    start, deps_left, head, busy, ev_t, ev_k, ist, arrived, fst = (
-        S[0], S[3], S[4], S[5], S[6], S[7], S[8], S[18], S[17])
-    i = head[lane]
-    if busy[lane] or i >= lane_ptr[lane + 1] or deps_left[i] > 0:
-        return
-    busy[lane] = True
-    now = fst[0]
-    start[i] = now
-    g = barrier[i]
-    if g >= 0:
-        arrived[g] += 1
-        if arrived[g] == bar_ptr[g + 1] - bar_ptr[g]:
-            for m in bar_members[bar_ptr[g]:bar_ptr[g + 1]]:
-                _event(ev_t, ev_k, ist, now + sync_ns, m, COMPLETE)
-    elif gm[i] == GM_READ:
-        _issue_read(i, P, S)
-    elif gm[i] == GM_WRITE:
-        S[2][i] = SERVED_HBM
-        _event(ev_t, ev_k, ist, now + fixed_ns[i], i, ENTER)
-    else:
-        _event(ev_t, ev_k, ist, now + fixed_ns[i], i, COMPLETE)
-
-
-@njit(**JIT_OPTIONS)
-def _finish_transfer(i, P, S):
-    """Release multicast joiners and make the region resident in L2 (LRU)."""
-    fixed_ns, region, region_bytes, cluster, l2_capacity = P[4], P[9], P[10], P[11], P[16]
-    start, served, ev_t, ev_k, ist = S[0], S[2], S[6], S[7], S[8]
-    join_head, join_next, inflight_head, inflight_next, resident = S[9:14]
-    lru_prev, lru_next, lru_ends, fst = S[14], S[15], S[16], S[17]
-    r = region[i]
-    if r >= 0 and cluster[i] >= 0:
-        _drop_leader(i, r, inflight_head, inflight_next)
-    j = join_head[i]
-    while j >= 0:
-        _event(ev_t, ev_k, ist, max(fst[0], start[j] + fixed_ns[j]), j, COMPLETE)
-        j = join_next[j]
-    if r >= 0 and served[i] != SERVED_L2:
-        _l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next, lru_ends,
-                    fst[1:2])
-
-
-@njit(**JIT_OPTIONS)
-def _complete(i, P, S):
-    lane, succ_ptr, succ_idx, gm = P[0], P[2], P[3], P[5]
-    end, served, deps_left, head, busy, fst = S[1], S[2], S[3], S[4], S[5], S[17]
-    end[i] = fst[0]
-    if gm[i] != 0 and served[i] != SERVED_MULTICAST:
-        _finish_transfer(i, P, S)
-    ln = lane[i]
-    busy[ln] = False
-    head[ln] += 1
-    _try_start(ln, P, S)
-    for s in succ_idx[succ_ptr[i]:succ_ptr[i + 1]]:
-        deps_left[s] -= 1
-        if deps_left[s] == 0:
-            _try_start(lane[s], P, S)
-
-
-@njit(**JIT_OPTIONS)
-def _enter_flow(i, P, S, F, tol):
-    """After its fixed latency, a transfer's bytes join its bandwidth class."""
-    nbytes, cls_hbm, cls_l2 = P[6], P[7], P[8]
-    served, ev_t, ev_k, ist, fst = S[2], S[6], S[7], S[8], S[17]
-    v, cnt, tags, ids, hsize = F[0], F[1], F[3], F[4], F[5]
-    if nbytes[i] <= tol:
-        _event(ev_t, ev_k, ist, fst[0], i, COMPLETE)
-        return
-    k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
-    hsize[k] = _push(tags[k], ids[k], hsize[k], v[k] + nbytes[i], i)
-    cnt[k] += 1
-
-
-@njit(**JIT_OPTIONS)
-def _next_flow_time(F, now):
-    v, cnt, rate, tags = F[0], F[1], F[2], F[3]
-    best = np.inf
-    for k in range(len(cnt)):
-        if cnt[k] > 0:
-            best = min(best, now + (tags[k][0] - v[k]) / rate[k])
-    return best
-
-
-@njit(**JIT_OPTIONS)
-def _advance(t, S, F, class_pool, seg, nseg, tol):
-    """Move time to t: every class's virtual clock runs at its rate; finished flows end."""
-    ev_t, ev_k, ist, fst = S[6], S[7], S[8], S[17]
-    v, cnt, rate, tags, ids, hsize = F[0], F[1], F[2], F[3], F[4], F[5]
-    dt = t - fst[0]
-    if dt > 0:
-        bw = np.zeros(2)
-        for k in range(len(cnt)):
-            bw[class_pool[k]] += rate[k] * cnt[k]
-            v[k] += rate[k] * dt
-        if nseg > 0 and seg[nseg - 1, 1] == fst[0] and seg[nseg - 1, 2] == bw[0] \
-                and seg[nseg - 1, 3] == bw[1]:
-            seg[nseg - 1, 1] = t
-        else:
-            seg[nseg, 0], seg[nseg, 1], seg[nseg, 2], seg[nseg, 3] = fst[0], t, bw[0], bw[1]
-            nseg += 1
-        fst[0] = t
-    for k in range(len(cnt)):
-        while cnt[k] > 0 and tags[k][0] - v[k] <= tol:
-            _event(ev_t, ev_k, ist, fst[0], ids[k][0], COMPLETE)
-            hsize[k] = _pop(tags[k], ids[k], hsize[k])
-            cnt[k] -= 1
-        if cnt[k] == 0:
-            v[k] = 0.0
-    return nseg
-
-
-@njit(**JIT_OPTIONS)
-def run_events(P, S, F, seg, eps_ns, tol):
-    """The event loop. Returns the number of bandwidth segments written to ``seg``."""
-    lane_ptr = P[1]
-    ev_t, ev_k, ist, fst = S[6], S[7], S[8], S[17]
-    rate, class_cap, class_pool, pool_bw = F[2], F[6], F[7], F[8]
-    for lane in range(len(lane_ptr) - 1):
-        _try_start(lane, P, S)
+    One loop iteration: start every lane queued in ``todo`` that can start, then take the
+    next moment something happens (a queued event, or a transfer's last byte), advance
+    the bandwidth classes to it, and process one event. Written as one function so that
+    arrays are never passed to helpers in the hot path (numba would reference-count them).
+    """
+    n, n_lanes, n_cls, n_reg = len(lane), len(lane_ptr) - 1, len(class_cap), len(region_bytes)
+    cap = n_lanes + 1
+    head = lane_ptr[:-1].copy()
+    busy = np.zeros(n_lanes, np.bool_)
+    ev_t, ev_k = np.zeros(cap), np.zeros(cap, np.int64)
+    n_ev = 0
+    fst = np.zeros(2)  # (unused, L2 bytes in use) for _l2_install
+    now = 0.0
+    join_head, join_next = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    inflight_head, inflight_next = np.full(n_reg, -1, np.int64), np.full(n, -1, np.int64)
+    resident = np.zeros(n_reg, np.bool_)
+    lru_prev, lru_next = np.full(n_reg, -1, np.int64), np.full(n_reg, -1, np.int64)
+    lru_ends = np.full(2, -1, np.int64)
+    arrived = np.zeros(len(bar_ptr) - 1, np.int64)
+    vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
+    ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
+    most_succ = np.max(np.diff(succ_ptr)) if n > 0 else 0
+    todo = np.arange(n_lanes + most_succ + 1, dtype=np.int64)  # FIFO of lanes to try
+    n_todo = n_lanes
     nseg = 0
+    dirty = False
+    n_flowing_classes = 0  # classes below this index may have members
     while True:
-        _water_fill(F[1], class_cap, class_pool, pool_bw, rate)
-        t_event = ev_t[0] if ist[0] > 0 else np.inf
-        t_flow = _next_flow_time(F, fst[0])
+        for q in range(n_todo):  # -- try to start the head of each queued lane, in order
+            ln = todo[q]
+            i = head[ln]
+            if busy[ln] or i >= lane_ptr[ln + 1] or deps_left[i] > 0:
+                continue
+            busy[ln] = True
+            start[i] = now
+            g = barrier[i]
+            if g >= 0:  # SyncAll: the last arrival releases every participant
+                arrived[g] += 1
+                if arrived[g] == bar_ptr[g + 1] - bar_ptr[g]:
+                    for m in range(bar_ptr[g], bar_ptr[g + 1]):
+                        n_ev = _push(ev_t, ev_k, 0, n_ev, now + sync_ns, 2 * bar_members[m])
+                continue
+            kind = COMPLETE
+            if gm[i] == GM_WRITE:
+                served[i] = SERVED_HBM
+                kind = ENTER
+            elif gm[i] == GM_READ:
+                kind = ENTER
+                r, c = region[i], cluster[i]
+                if r >= 0 and c >= 0:
+                    j = inflight_head[r]
+                    while j >= 0 and cluster[j] != c:
+                        j = inflight_next[j]
+                    if j >= 0:  # join the leader's fetch; no event until it completes
+                        served[i] = SERVED_MULTICAST
+                        join_next[i] = join_head[j]
+                        join_head[j] = i
+                        continue
+                    inflight_next[i] = inflight_head[r]
+                    inflight_head[r] = i
+                if r >= 0 and resident[r]:
+                    _lru_unlink(r, lru_prev, lru_next, lru_ends)
+                    _lru_append(r, lru_prev, lru_next, lru_ends)
+                    served[i] = SERVED_L2
+                else:
+                    served[i] = SERVED_HBM
+            n_ev = _push(ev_t, ev_k, 0, n_ev, now + fixed_ns[i], 2 * i + kind)
+        n_todo = 0
+        if dirty:  # the set of flowing transfers changed: share the bandwidth again
+            _water_fill(cnt, class_cap, class_pool, pool_bw, rate)
+            dirty = False
+        t_event = ev_t[0] if n_ev > 0 else np.inf
+        t_flow = np.inf
+        for k in range(n_flowing_classes):
+            if cnt[k] > 0:
+                t_flow = min(t_flow, now + (ctag[k * cap] - vclock[k]) / rate[k])
         if t_event == np.inf and t_flow == np.inf:
             break
+        t = t_flow if t_flow < t_event - eps_ns else t_event
+        if t > now:  # -- advance the classes' virtual clocks; record the bandwidth segment
+            hbm = 0.0
+            l2 = 0.0
+            for k in range(n_flowing_classes):
+                if class_pool[k] == 0:
+                    hbm += rate[k] * cnt[k]
+                else:
+                    l2 += rate[k] * cnt[k]
+                vclock[k] += rate[k] * (t - now)
+            if nseg > 0 and seg[nseg - 1, 1] == now and seg[nseg - 1, 2] == hbm \
+                    and seg[nseg - 1, 3] == l2:
+                seg[nseg - 1, 1] = t
+            else:
+                seg[nseg, 0] = now
+                seg[nseg, 1] = t
+                seg[nseg, 2] = hbm
+                seg[nseg, 3] = l2
+                nseg += 1
+            now = t
+        for k in range(n_flowing_classes):  # transfers whose last byte arrived complete
+            while cnt[k] > 0 and ctag[k * cap] - vclock[k] <= tol:
+                n_ev = _push(ev_t, ev_k, 0, n_ev, now, 2 * cidx[k * cap] + COMPLETE)
+                _pop(ctag, cidx, k * cap, cnt[k])
+                cnt[k] -= 1
+                dirty = True
+            if cnt[k] == 0:
+                vclock[k] = 0.0
         if t_flow < t_event - eps_ns:
-            nseg = _advance(t_flow, S, F, class_pool, seg, nseg, tol)
             continue
-        nseg = _advance(t_event, S, F, class_pool, seg, nseg, tol)
         key = ev_k[0]
-        ist[0] = _pop(ev_t, ev_k, ist[0])
-        if key & 1:
-            _enter_flow(key >> 1, P, S, F, tol)
-        else:
-            _complete(key >> 1, P, S)
+        n_ev = _pop(ev_t, ev_k, 0, n_ev)
+        i = key >> 1
+        if key & 1:  # -- ENTER: the fixed latency is over, the bytes start to flow
+            if nbytes[i] <= tol:
+                n_ev = _push(ev_t, ev_k, 0, n_ev, now, 2 * i + COMPLETE)
+            else:
+                k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
+                _push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], i)
+                cnt[k] += 1
+                dirty = True
+                n_flowing_classes = max(n_flowing_classes, k + 1)
+            continue
+        end[i] = now  # -- COMPLETE
+        if gm[i] != 0 and served[i] != SERVED_MULTICAST:
+            r = region[i]
+            if r >= 0 and cluster[i] >= 0:  # no longer a leader others can join
+                prev, j = -1, inflight_head[r]
+                while j >= 0 and j != i:
+                    prev, j = j, inflight_next[j]
+                if j >= 0 and prev < 0:
+                    inflight_head[r] = inflight_next[i]
+                elif j >= 0:
+                    inflight_next[prev] = inflight_next[i]
+            j = join_head[i]
+            while j >= 0:  # joiners end with the leader, not before their own latency
+                n_ev = _push(ev_t, ev_k, 0, n_ev, max(now, start[j] + fixed_ns[j]),
+                             2 * j + COMPLETE)
+                j = join_next[j]
+            if r >= 0 and served[i] != SERVED_L2:
+                _l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
+                            lru_ends, fst)
+        ln = lane[i]
+        busy[ln] = False
+        head[ln] += 1
+        todo[0] = ln  # its own lane first, then each successor that became ready
+        n_todo = 1
+        for q in range(succ_ptr[i], succ_ptr[i + 1]):
+            s = succ_idx[q]
+            deps_left[s] -= 1
+            if deps_left[s] == 0:
+                todo[n_todo] = lane[s]
+                n_todo += 1
     return nseg

@@ -34,25 +34,16 @@ class DeadlockError(RuntimeError):
 
 
 def _jit_run(inp: EngineInput) -> Schedule:
-    n, n_lanes, n_cls = inp.n, len(inp.lane_ptr) - 1, len(inp.class_cap)
+    n = inp.n
     start, end = np.full(n, np.nan), np.full(n, np.nan)
     served = np.zeros(n, np.int8)
-    minus = lambda size: np.full(size, -1, np.int64)  # noqa: E731
-    n_regions = len(inp.region_bytes)
-    P = (inp.lane, inp.lane_ptr, inp.succ_ptr, inp.succ_idx, inp.fixed_ns, inp.gm,
-         inp.nbytes, inp.cls_hbm, inp.cls_l2, inp.region, inp.region_bytes, inp.cluster,
-         inp.barrier, inp.bar_ptr, inp.bar_members, float(inp.sync_ns),
-         float(inp.l2_capacity))
-    S = (start, end, served, np.diff(inp.dep_ptr), inp.lane_ptr[:-1].copy(),
-         np.zeros(n_lanes, np.bool_), np.zeros(n_lanes + 1), np.zeros(n_lanes + 1, np.int64),
-         np.zeros(1, np.int64), minus(n), minus(n), minus(n_regions), minus(n),
-         np.zeros(n_regions, np.bool_), minus(n_regions), minus(n_regions), minus(2),
-         np.zeros(2), np.zeros(len(inp.bar_ptr) - 1, np.int64))
-    F = (np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls),
-         np.zeros((n_cls, n_lanes + 1)), np.zeros((n_cls, n_lanes + 1), np.int64),
-         np.zeros(n_cls, np.int64), inp.class_cap, inp.class_pool, inp.pool_bw)
     seg = np.zeros((4 * int(np.count_nonzero(inp.gm != GM_NONE)) + 4, 4))
-    nseg = _jit.run_events(P, S, F, seg, EPS_NS, TOL_BYTES)
+    nseg = _jit.run_events(
+        inp.lane, inp.lane_ptr, inp.succ_ptr, inp.succ_idx, inp.fixed_ns, inp.gm, inp.nbytes,
+        inp.cls_hbm, inp.cls_l2, inp.region, inp.region_bytes, inp.cluster, inp.barrier,
+        inp.bar_ptr, inp.bar_members, float(inp.sync_ns), float(inp.l2_capacity),
+        inp.class_cap, inp.class_pool, inp.pool_bw, np.diff(inp.dep_ptr), start, end,
+        served, seg, EPS_NS, TOL_BYTES)
     return Schedule.from_internal(inp, start, end, served, seg[:nseg])
 
 

@@ -47,6 +47,7 @@ class ReferenceEngine:
         self.flows: dict[int, list] = {}  # id -> [pool, cap, remaining bytes]
         self.now = 0.0
         self.lru: OrderedDict[int, float] = OrderedDict()  # resident regions, oldest first
+        self.l2_used = 0.0  # bytes of resident regions (whole numbers: sums stay exact)
         self.inflight: dict[tuple[int, int], int] = {}  # (region, cluster) -> leader
         self.joiners: dict[int, list[int]] = defaultdict(list)
         self.arrived: dict[int, int] = defaultdict(int)
@@ -163,11 +164,13 @@ class ReferenceEngine:
         lane = inp.lane[i]
         self.busy[lane] = False
         self.head[lane] += 1
-        self.try_start(lane)
+        ready = [lane]  # its own lane first, then each successor that became ready
         for s in inp.succ_idx[inp.succ_ptr[i]:inp.succ_ptr[i + 1]]:
             self.deps_left[s] -= 1
             if self.deps_left[s] == 0:
-                self.try_start(inp.lane[s])
+                ready.append(inp.lane[s])
+        for lane in ready:
+            self.try_start(lane)
 
     def finish_transfer(self, i: int) -> None:
         """Release multicast joiners and make the region resident in L2 (LRU)."""
@@ -184,9 +187,10 @@ class ReferenceEngine:
         if region in self.lru:
             self.lru.move_to_end(region)
         elif size <= inp.l2_capacity:
-            while sum(self.lru.values()) + size > inp.l2_capacity:
-                self.lru.popitem(last=False)
+            while self.l2_used + size > inp.l2_capacity:
+                self.l2_used -= self.lru.popitem(last=False)[1]
             self.lru[region] = size
+            self.l2_used += size
 
 
 def run_reference(inp: EngineInput) -> Schedule:
