@@ -33,7 +33,8 @@ class DeadlockError(RuntimeError):
             "needs every participating core to arrive, and dependencies must not form a cycle.")
 
 
-def _jit_run(inp: EngineInput) -> Schedule:
+def run_jit(inp: EngineInput) -> Schedule:
+    """Execute a lowered program with the numba event loop."""
     n = inp.n
     start, end = np.full(n, np.nan), np.full(n, np.nan)
     served = np.zeros(n, np.int8)
@@ -60,8 +61,17 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
                          "use larger tiles or a smaller problem")
     if engine not in ENGINES:
         raise InputError("engine", engine, f"one of {ENGINES}")
-    inp = lower(program, compute_costs(program, chip), chip)
-    schedule = _jit_run(inp) if engine == "jit" else run_reference(inp)
+    schedule = execute(prepare(program, chip), engine)
     if len(schedule.unfinished):
         raise DeadlockError(schedule.unfinished, program)
     return schedule
+
+
+def prepare(program: Program, chip: Chip) -> EngineInput:
+    """Cost model and lowering: the numpy pass before the event loop."""
+    return lower(program, compute_costs(program, chip), chip)
+
+
+def execute(inp: EngineInput, engine: str = "jit") -> Schedule:
+    """The event loop alone, on an already lowered program."""
+    return run_jit(inp) if engine == "jit" else run_reference(inp)
