@@ -93,7 +93,10 @@ def show_fields_table(chip: hp.Chip) -> None:
     colours = [_ROW_COLOURS.get(s, "") for s in table.pop("_status")]
     table.columns = [state.tr(f"ui.chip.col.{c}") for c in table.columns]
     styled = table.style.apply(lambda row: [colours[row.name]] * len(row), axis=1)
-    st.dataframe(styled, hide_index=True, width="stretch", key="chip_fields")
+    wide = {state.tr(f"ui.chip.col.{c}"): st.column_config.TextColumn(width="large")
+            for c in ("source", "note")}
+    st.dataframe(styled, hide_index=True, width="stretch", height="content",
+                 column_config=wide, key="chip_fields")
     st.caption(" · ".join(state.tr(f"provenance.status.{s}") for s in hp.STATUSES))
 
 
@@ -119,5 +122,6 @@ def show_peaks(chip: hp.Chip) -> None:
                       help=state.tr("field.hbm_bandwidth_GBps.help"))
     columns[3].metric(state.tr("ui.chip.l2_bw"), f"{chip.l2_bandwidth_GBps:,.0f} GB/s",
                       help=state.tr("field.l2_bandwidth_GBps.help"))
-    st.dataframe(peaks_table(chip), hide_index=True, width="stretch", key="chip_peaks")
+    st.dataframe(peaks_table(chip), hide_index=True, width="stretch", height="content",
+                 key="chip_peaks")
     st.caption(state.tr("ui.chip.peaks_caption"))

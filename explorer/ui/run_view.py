@@ -19,6 +19,8 @@ KEY_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
                "mte2_ratio", "aiv_vec_ratio", "overlap_ratio", "roofline_efficiency")
 VIEW_CORES, VIEW_WINDOW = "view.cores", "w.view.window"
 FULL_WINDOW = (0.0, 100.0)
+#: cores drawn at first: 48 cores x 3 pipes would make a chart thousands of pixels tall
+DEFAULT_CORES = 8
 
 
 def metric_label(name: str) -> str:
@@ -40,18 +42,21 @@ def metric_value(name: str, value: object) -> str:
 def show_metrics(result: Result, names: tuple[str, ...] = KEY_METRICS) -> None:
     """Key metrics in rows of four, each with its one-line definition as help."""
     for start in range(0, len(names), 4):
-        for column, name in zip(st.columns(4), names[start:start + 4]):
+        row = names[start:start + 4]
+        widths = [1.5 if name == "bound" else 1.0 for name in row]  # "latency / sync"
+        for column, name in zip(st.columns(widths), row):
             help_id = f"metric.{name}.def"
             column.metric(metric_label(name), metric_value(name, result.metrics[name]),
                           help=state.tr(help_id) if has(help_id) else None, border=True)
 
 
 def _view_controls(result: Result) -> tuple[tuple[int, ...] | None, tuple | None]:
-    """Core filter and time window (in % of the run, so it survives a new scenario)."""
+    """Core filter (the first cores at first; empty = all) and time window (in % of the
+    run, so it survives a new scenario)."""
     names = result.timeline.drop_duplicates("core").set_index("core")["core_name"]
     options = [int(c) for c in names.index]
-    st.session_state[VIEW_CORES] = [c for c in st.session_state.get(VIEW_CORES, [])
-                                    if c in options]
+    chosen = st.session_state.get(VIEW_CORES, options[:DEFAULT_CORES])
+    st.session_state[VIEW_CORES] = [c for c in chosen if c in options]
     left, right = st.columns(2)
     cores = left.multiselect(state.tr("ui.va.cores"), options, help=state.tr(
         "ui.va.cores_help"), format_func=lambda c: str(names[c]),
@@ -103,20 +108,19 @@ def show_numerics(result: Result) -> None:
                                             for k, v in note_values.items()}))
 
 
-def show_downloads(scenario: Scenario, result: Result) -> None:
-    """Scenario file, Chrome / Perfetto trace (made on click) and the timeline as CSV."""
+def show_downloads(scenario: Scenario) -> None:
+    """Scenario file, Chrome / Perfetto trace and timeline CSV (the last two made on click)."""
     stem = f"{scenario.kernel}_{scenario.preset}"
-    left, middle, right = st.columns(3)
-    left.download_button(state.tr("download.scenario"), scenario.to_toml(),
-                         file_name=f"{stem}.toml", mime="application/toml",
-                         on_click="ignore", key="dl_scenario")
-    middle.download_button(state.tr("download.trace"), lambda: _trace_json(scenario),
-                           file_name=f"{stem}_trace.json", mime="application/json",
-                           on_click="ignore", key="dl_trace",
-                           help=state.tr("ui.va.trace_help"))
-    right.download_button(state.tr("download.csv"), lambda: _timeline_csv(scenario),
-                          file_name=f"{stem}_timeline.csv", mime="text/csv",
-                          on_click="ignore", key="dl_csv")
+    common = {"on_click": "ignore", "width": "stretch"}
+    st.download_button(state.tr("download.scenario"), scenario.to_toml(),
+                       file_name=f"{stem}.toml", mime="application/toml", key="dl_scenario",
+                       icon=":material/description:", **common)
+    st.download_button(state.tr("download.trace"), lambda: _trace_json(scenario),
+                       file_name=f"{stem}_trace.json", mime="application/json", key="dl_trace",
+                       help=state.tr("ui.va.trace_help"), icon=":material/timeline:", **common)
+    st.download_button(state.tr("download.csv"), lambda: _timeline_csv(scenario),
+                       file_name=f"{stem}_timeline.csv", mime="text/csv", key="dl_csv",
+                       icon=":material/table:", **common)
 
 
 def _trace_json(scenario: Scenario) -> str:

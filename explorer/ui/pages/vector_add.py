@@ -47,14 +47,14 @@ def _results(scenario: Scenario, result) -> None:
     run_view.show_metrics(result)
     run_view.show_timeline(scenario, result)
     run_view.show_figures(scenario)
-    left, right = st.columns(2)
+    left, right = st.columns([3, 2])
     with left:
         run_view.show_roofline(scenario)
     with right:
         st.subheader(state.tr("ui.va.numerics"))
         run_view.show_numerics(result)
         st.subheader(state.tr("ui.va.downloads"))
-        run_view.show_downloads(scenario, result)
+        run_view.show_downloads(scenario)
 
 
 def main() -> None:

@@ -1,0 +1,190 @@
+"""The Streamlit app under ``streamlit.testing.v1.AppTest``: both pages run from app.py,
+show their key content, react to their widgets, follow the language and the URL, and show
+bad input as a translated message instead of an exception.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+CHIP = "explorer/ui/pages/chip.py"
+PLAYGROUND = "explorer/ui/pages/vector_add.py"
+SMALL_N = 1 << 16  # a quick scenario: 8 tiles of 8192 elements
+
+
+def start(query: dict | None = None) -> AppTest:
+    """The app from its entry point, run once (on the chip page, the default)."""
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params.update(query or {})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def playground(at: AppTest, n: int = SMALL_N, **widgets) -> AppTest:
+    """Switch to the playground with a small n, then set other widgets by session name."""
+    run(at.switch_page(PLAYGROUND))
+    at.select_slider(key="w.va.n").set_value(n)
+    for name, value in widgets.items():
+        _set(at, name, value)
+    return run(at)
+
+
+def _set(at: AppTest, name: str, value) -> None:
+    for kind in ("radio", "selectbox", "slider", "number_input", "select_slider"):
+        found = [w for w in at.get(kind) if getattr(w, "key", None) == f"w.va.{name}"]
+        if found:
+            found[0].set_value(value)
+            return
+    raise KeyError(name)
+
+
+def metric(at: AppTest, label_start: str) -> str:
+    return next(m.value for m in at.metric if m.label.startswith(label_start))
+
+
+def texts(elements) -> str:
+    """All texts of some elements, markdown escapes removed."""
+    return "\n".join(str(e.value) for e in elements).replace("\\", "")
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+# ---- chip page ------------------------------------------------------------------------------------
+def test_chip_page_shows_fields_peaks_and_diagram():
+    at = start()
+    assert at.title[0].value == "Chip: Ascend 910B2"
+    assert len(at.get("plotly_chart")) == 1  # the core block diagram
+    assert any(n.key == "w.field.ub_KiB" for n in at.number_input)
+    fields = at.dataframe[-1].value
+    assert "ub_KiB" in set(fields["Key"])
+    statuses = set(fields["Status"])
+    assert "⚠ estimate" in statuses and "published" in statuses
+    assert metric(at, "HBM bandwidth").endswith("GB/s")
+    assert "Split (910B)" in texts(at.markdown)
+
+
+def test_invalid_override_is_an_error_message_not_an_exception():
+    at = start()
+    at.number_input(key="w.field.vector_cores").set_value(10)
+    run(at)
+    message = texts(at.error)
+    assert "Vector cores (AIV) (910B2 override: vector_cores) = 10 is not allowed" in message
+    assert "exactly 2 x ai_cores = 48" in message
+    assert at.number_input(key="w.field.vector_cores").value == 48  # not applied
+    assert not at.sidebar.caption  # no override in use
+
+
+def test_ub_override_limits_the_playground_tiles_and_resets():
+    at = start()
+    at.number_input(key="w.field.ub_KiB").set_value(32)
+    run(at)
+    assert "ub_KiB = 32" in texts(at.sidebar.caption)
+    assert "✎ override" in set(at.dataframe[-1].value["Status"])
+    playground(at)
+    tiles = at.selectbox(key="w.va.tile").options
+    assert max(int(t.split()[0].replace(",", "")) for t in tiles) <= 32 * 1024 // 12
+    assert at.selectbox(key="w.va.tile").value <= 32 * 1024 // 12  # clamped into UB
+    run(at.switch_page(CHIP))
+    at.button(key="chip_reset").click()
+    run(at)
+    assert at.number_input(key="w.field.ub_KiB").value == 192
+    assert not at.sidebar.caption
+
+
+# ---- playground ---------------------------------------------------------------------------------
+def test_playground_shows_metrics_figures_and_a_passed_check():
+    at = playground(start())
+    assert at.title[0].value == "Vector add playground"
+    assert metric(at, "Kernel duration").endswith("µs")
+    assert metric(at, "Bound") in {"memory", "latency / sync", "imbalance", "compute"}
+    assert "Passed" in texts(at.success)
+    specs = figures(at)
+    assert len(specs) == 6  # timeline, ratios, bandwidth, traffic, balance, roofline
+    assert specs[0]["data"], "the timeline has no traces"
+    assert len(at.get("download_button")) == 3
+    assert at.query_params["n"] == str(SMALL_N)
+
+
+def test_buffer_num_changes_the_makespan():
+    at = playground(start(), block_dim=2, buffer_num=2)  # 4 tiles per core: a pipeline
+    double = metric(at, "Kernel duration")
+    _set(at, "buffer_num", 1)
+    single = metric(run(at), "Kernel duration")
+    assert single != double
+    assert float(single.split()[0]) > float(double.split()[0])
+    assert "BUFFER_NUM = 1" in texts(at.info)
+
+
+def test_narrow_window_switches_the_timeline_to_exact_segments():
+    at = playground(start(), n=1 << 24)  # 8192 instructions: above the exact-segment limit
+    assert len(at.multiselect(key="w.view.cores").value) == 8  # the first cores at first
+    at.multiselect(key="w.view.cores").set_value([])  # all cores
+    assert figures(run(at))[0]["data"][0]["type"] == "heatmap"
+    at.slider(key="w.view.window").set_value((0.0, 5.0))
+    assert figures(run(at))[0]["data"][0]["type"] == "bar"
+
+
+def test_too_big_a_program_is_refused_and_the_page_stays_usable():
+    at = playground(start(), n=1 << 34)
+    _set(at, "tile", 16)
+    run(at)
+    message = texts(at.error)
+    assert "n (elements) (params.n)" in message and "at most 300,000 instructions" in message
+    assert not at.get("plotly_chart")
+    _set(at, "tile", 8192)
+    at.select_slider(key="w.va.n").set_value(SMALL_N)
+    assert "Passed" in texts(run(at).success)
+
+
+def test_chinese_titles_and_labels():
+    at = start()
+    at.sidebar.radio[0].set_value("zh")
+    run(at)
+    assert at.title[0].value == "芯片：Ascend 910B2"
+    assert "⚠ 估计值" in set(at.dataframe[-1].value["状态"])
+    at = playground(at)
+    assert at.title[0].value == "向量加法实验台"
+    assert metric(at, "内核耗时").endswith("µs")
+    assert "通过" in texts(at.success)
+    assert at.query_params["lang"] == "zh"
+
+
+# ---- URL ------------------------------------------------------------------------------------------
+def test_url_sets_language_preset_override_and_parameters():
+    at = start({"lang": "zh", "preset": "910B4", "chip.ub_KiB": "64", "n": "4096",
+                "block_dim": "4", "buffer_num": "1"})
+    assert at.title[0].value == "芯片：Ascend 910B4"
+    assert at.number_input(key="w.field.ub_KiB").value == 64
+    run(at.switch_page(PLAYGROUND))
+    assert at.select_slider(key="w.va.n").value == 4096
+    assert at.slider(key="w.va.block_dim").value == 4
+    assert at.radio(key="w.va.buffer_num").value == 1
+
+
+def test_bad_url_values_are_reported_and_ignored():
+    at = start({"preset": "nope", "chip.ub_KiB": "-1"})
+    message = texts(at.sidebar.error)
+    assert "preset = 'nope' is not allowed" in message
+    assert "ub_KiB" in message
+    assert at.title[0].value == "Chip: Ascend 910B2"
+
+
+@pytest.mark.parametrize("preset", ["910", "310P3"])
+def test_coupled_presets_run(preset):
+    at = playground(start({"preset": preset}))
+    assert "Passed" in texts(at.success)
+    run(at.switch_page(CHIP))
+    assert "Coupled (910, 310P)" in texts(at.markdown)
