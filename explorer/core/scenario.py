@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping
 
 import tomli_w
@@ -32,7 +32,7 @@ class Scenario:
     params: tuple[tuple[str, object], ...] = ()
     overrides: tuple[tuple[str, object], ...] = ()
     seed: int = 0
-    name: str = field(default="", compare=True)
+    name: str = ""
 
     @classmethod
     def make(cls, preset="910B2", kernel="vector_add", params=None, overrides=None, seed=0,
@@ -99,28 +99,33 @@ class Scenario:
     def to_toml(self) -> str:
         return tomli_w.dumps(self.to_dict())
 
-    @classmethod
-    def from_toml(cls, text: str, origin: str = "scenario.toml") -> "Scenario":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(origin, "(file)", "valid TOML", str(exc)) from None
-        return cls.from_dict(data, origin)
-
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
     @classmethod
+    def from_toml(cls, text: str, origin: str = "scenario.toml") -> "Scenario":
+        return cls._parse(text, "toml", origin)
+
+    @classmethod
     def from_json(cls, text: str, origin: str = "scenario.json") -> "Scenario":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(origin, "(file)", "valid JSON", str(exc)) from None
-        return cls.from_dict(data, origin)
+        return cls._parse(text, "json", origin)
 
     @classmethod
     def from_file_text(cls, text: str, filename: str) -> "Scenario":
         """Parse by file extension (.json, otherwise TOML)."""
-        if filename.lower().endswith(".json"):
-            return cls.from_json(text, filename)
-        return cls.from_toml(text, filename)
+        fmt = "json" if filename.lower().endswith(".json") else "toml"
+        return cls._parse(text, fmt, filename)
+
+    @classmethod
+    def _parse(cls, text: str, fmt: str, origin: str) -> "Scenario":
+        loads, error = _PARSERS[fmt]
+        try:
+            data = loads(text)
+        except error as exc:
+            raise InputError(origin, "(file)", f"valid {fmt.upper()}", str(exc)) from None
+        return cls.from_dict(data, origin)
+
+
+#: data-only parsers per file format: (loads, its decode error)
+_PARSERS = {"toml": (tomllib.loads, tomllib.TOMLDecodeError),
+            "json": (json.loads, json.JSONDecodeError)}
