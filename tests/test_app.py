@@ -182,9 +182,47 @@ def test_bad_url_values_are_reported_and_ignored():
     assert at.title[0].value == "Chip: Ascend 910B2"
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "int32"])
+def test_other_dtypes_run_and_pass(dtype):
+    at = playground(start(), dtype=dtype)
+    assert "Passed" in texts(at.success)
+    assert dtype in texts(at.success)
+
+
 @pytest.mark.parametrize("preset", ["910", "310P3"])
 def test_coupled_presets_run(preset):
     at = playground(start({"preset": preset}))
     assert "Passed" in texts(at.success)
     run(at.switch_page(CHIP))
     assert "Coupled (910, 310P)" in texts(at.markdown)
+
+
+# ---- scenario files ---------------------------------------------------------------------------------
+def test_scenario_file_round_trip():
+    at = playground(start(), n=4096, buffer_num=1, dtype="fp32")
+    assert any(b.proto.label.startswith("Download scenario") for b in at.get("download_button"))
+    text = ('preset = "910B4"\nkernel = "vector_add"\nseed = 7\n'
+            '[params]\nn = 3000\nblock_dim = 3\ntile = 48\nbuffer_num = 2\ndtype = "fp16"\n'
+            '[overrides]\nub_KiB = 128\n')
+    at.file_uploader(key="w.scenario_file").set_value(("mine.toml", text.encode(), "text/plain"))
+    run(at)
+    assert "Loaded the scenario mine.toml" in texts(at.success)
+    assert at.sidebar.selectbox[0].value == "910B4"
+    assert at.select_slider(key="w.va.n").value == 3000  # not a power of two: kept
+    assert at.selectbox(key="w.va.tile").value == 48  # a valid tile from a file: kept
+    assert at.number_input(key="w.va.seed").value == 7
+    assert "Passed" in texts(at.success)
+    assert at.query_params["chip.ub_KiB"] == "128"
+
+
+@pytest.mark.parametrize(("name", "text", "expect"), [
+    ("bad.toml", b"preset = [", "valid TOML"),
+    ("bad.json", b'{"params": {"tile": 100}}', "tile"),
+    ("bad.toml", b'kernel = "gemm"', "kernel"),
+])
+def test_bad_scenario_file_is_an_error_message(name, text, expect):
+    at = playground(start())
+    at.file_uploader(key="w.scenario_file").set_value((name, text, "text/plain"))
+    run(at)
+    assert expect in texts(at.error)
+    assert "Passed" in texts(at.success)  # the previous scenario still runs

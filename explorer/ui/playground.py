@@ -57,15 +57,15 @@ def largest_tile(chip: Chip, dtype: str, buffer_num: int) -> int:
     return chip.ub_bytes // per_elem // step * step
 
 
-def tile_options(chip: Chip, dtype: str, buffer_num: int) -> list[int]:
-    """Powers of two that are whole blocks and fit, then the largest fitting tile."""
+def tile_options(chip: Chip, dtype: str, buffer_num: int, keep: int | None = None) -> list[int]:
+    """Powers of two that are whole blocks and fit, the largest fitting tile, and ``keep``
+    (a tile from a file or link) when it is valid too."""
     spec, step = SPECS["tile"], tile_step(chip, dtype)
     fit = min(largest_tile(chip, dtype, buffer_num), int(spec.max))
     lo = max(int(spec.min), step)
     options = [v for v in widgets.powers_of_two(lo, fit) if v % step == 0]
-    if fit >= lo and fit not in options:
-        options.append(fit)
-    return options
+    extra = {fit} | ({keep} if keep is not None and keep % step == 0 else set())
+    return sorted(set(options) | {v for v in extra if lo <= v <= fit})
 
 
 def _clamp(name: str, lo: int, hi: int) -> None:
@@ -102,7 +102,7 @@ def controls(chip: Chip) -> dict | None:
                                          "ui.va.block_dim_max", cores=cores))
     buffer_num = widgets.param_widget(SPECS["buffer_num"], _key("buffer_num"), where=bottom[0])
     dtype = widgets.param_widget(SPECS["dtype"], _key("dtype"), where=bottom[1])
-    options = tile_options(chip, dtype, buffer_num)
+    options = tile_options(chip, dtype, buffer_num, keep=st.session_state.get(_key("tile")))
     if not options:
         top[2].error(state.tr("ui.va.no_tile", ub=chip.ub_bytes))
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.core import Scenario
-from explorer.ui import errors, playground, run_view, sidebar, state
+from explorer.ui import errors, playground, run_view, scenario_file, sidebar, state
 from hardware_presets.errors import InputError
 
 
@@ -64,7 +64,8 @@ def main() -> None:
     st.title(state.tr("ui.va.title"))
     st.caption(state.tr("ui.va.intro", chip=chip.display_name))
     playground.take_url(state.language())
-    params = playground.controls(chip)
+    scenario_file.uploader(playground.PREFIX)
+    params = playground.controls(state.chip())
     result = None
     if params is not None:
         scenario, result = _run(params)
