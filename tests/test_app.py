@@ -62,7 +62,7 @@ def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
-# ---- chip page ------------------------------------------------------------------------------------
+# ---- chip page ---------------------------------------------------------------------------
 def test_chip_page_shows_fields_peaks_and_diagram():
     at = start()
     assert at.title[0].value == "Chip: Ascend 910B2"
@@ -104,7 +104,7 @@ def test_ub_override_limits_the_playground_tiles_and_resets():
     assert not at.sidebar.caption
 
 
-# ---- playground ---------------------------------------------------------------------------------
+# ---- playground --------------------------------------------------------------------------
 def test_playground_shows_metrics_figures_and_a_passed_check():
     at = playground(start())
     assert at.title[0].value == "Vector add playground"
@@ -162,7 +162,7 @@ def test_chinese_titles_and_labels():
     assert at.query_params["lang"] == "zh"
 
 
-# ---- URL ------------------------------------------------------------------------------------------
+# ---- URL ---------------------------------------------------------------------------------
 def test_url_sets_language_preset_override_and_parameters():
     at = start({"lang": "zh", "preset": "910B4", "chip.ub_KiB": "64", "n": "4096",
                 "block_dim": "4", "buffer_num": "1"})
@@ -197,7 +197,7 @@ def test_coupled_presets_run(preset):
     assert "Coupled (910, 310P)" in texts(at.markdown)
 
 
-# ---- scenario files ---------------------------------------------------------------------------------
+# ---- scenario files ----------------------------------------------------------------------
 def test_scenario_file_round_trip():
     at = playground(start(), n=4096, buffer_num=1, dtype="fp32")
     assert any(b.proto.label.startswith("Download scenario") for b in at.get("download_button"))

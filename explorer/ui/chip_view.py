@@ -1,5 +1,6 @@
 """What the chip page shows about a chip: every field with its provenance, derived peaks,
-and the override editor. Kept apart from the page script so each stays short.
+the override editor and the core block diagram. Kept apart from the page script so each
+stays short.
 
 Provenance is the point of this page: a number that is an estimate (or a user override)
 must never look like a published figure, so those rows are marked in words and colour.
@@ -7,9 +8,11 @@ must never look like a published figure, so those rows are marked in words and c
 from __future__ import annotations
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 import hardware_presets as hp
+from explorer import plots
 from explorer.ui import state, widgets
 from hardware_presets import FIELDS, SECTIONS
 from hardware_presets.errors import InputError
@@ -20,7 +23,7 @@ _ROW_COLOURS = {"estimated": "background-color: rgba(230, 159, 0, 0.18)",
 _STATUS_MARK = {"estimated": "⚠ ", "override": "✎ "}
 
 
-# ---- the override editor --------------------------------------------------------------------------
+# ---- the override editor -----------------------------------------------------------------
 def _on_field_change(key: str) -> None:
     """Store a changed field as an override if the chip stays valid; else keep the error.
 
@@ -67,7 +70,7 @@ def pop_override_error() -> InputError | None:
     return st.session_state.pop(OVERRIDE_ERROR, None)
 
 
-# ---- tables ---------------------------------------------------------------------------------------------
+# ---- tables ------------------------------------------------------------------------------
 def _status(status: str) -> str:
     word = state.tr("estimate.label") if status == "estimated" else state.tr(f"ui.status.{status}")
     return _STATUS_MARK.get(status, "") + word
@@ -125,3 +128,16 @@ def show_peaks(chip: hp.Chip) -> None:
     st.dataframe(peaks_table(chip), hide_index=True, width="stretch", height="content",
                  key="chip_peaks")
     st.caption(state.tr("ui.chip.peaks_caption"))
+
+
+# ---- block diagram -----------------------------------------------------------------------
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs={hp.Chip: hash})
+def core_diagram(chip: hp.Chip, lang: str) -> go.Figure:
+    """Block diagram of one core (coupled) or one AIC + 2 AIV group (split), built once
+    per chip and language (figures are shared, never mutated: plotly_chart only reads)."""
+    return plots.core_diagram_figure(chip, lang)
+
+
+def show_core_diagram(chip: hp.Chip) -> None:
+    st.plotly_chart(core_diagram(chip, state.language()), key="core_diagram",
+                    config=state.CHART_CONFIG)

@@ -2,18 +2,23 @@
 its view controls, the summary figures, the numerical check and the downloads.
 
 Everything here reads a cached ``Result`` and cached figures, so changing a view control
-(cores, time window) or the language reruns in a blink without re-emulating.
+(cores, time window) or the language reruns in a blink without re-emulating. Figures are
+pure functions of their inputs (``explorer.plots``); rebuilding a timeline of thousands of
+bars on every rerun would dominate it, so they are cached as resources on the scenario,
+the language and the view (shared, never mutated: ``st.plotly_chart`` only reads them).
 """
 from __future__ import annotations
 
 import json
 
+import plotly.graph_objects as go
 import streamlit as st
 
+from explorer import plots
 from explorer.core import Result, Scenario
-from explorer.core.i18n import has
+from explorer.core.i18n import has, t
 from explorer.core.metrics import METRICS
-from explorer.ui import figures, state
+from explorer.ui import state
 
 KEY_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
                "mte2_ratio", "aiv_vec_ratio", "overlap_ratio", "roofline_efficiency")
@@ -23,6 +28,48 @@ FULL_WINDOW = (0.0, 100.0)
 DEFAULT_CORES = 8
 
 
+# ---- cached figures ----------------------------------------------------------------------
+def _roofline(result, lang: str) -> go.Figure:
+    """The run as one point under the chip's roofs (vector ops count one per element)."""
+    m = result.metrics
+    point = {"label": t("ui.va.roofline_point", lang, dtype=result.params["dtype"]),
+             "intensity": m["arithmetic_intensity"], "tflops": m["achieved_tflops"]}
+    return plots.roofline_figure(result.chip, [point], lang)
+
+
+_BUILDERS = {
+    "pipe_ratio": lambda r, lang: plots.pipe_ratio_figure(r.per_core, lang),
+    "traffic": lambda r, lang: plots.traffic_figure(r.traffic, lang),
+    "load_balance": lambda r, lang: plots.load_balance_figure(r.per_core, lang),
+    "bandwidth": lambda r, lang: plots.bandwidth_figure(
+        r.bandwidth, r.chip.hbm_bandwidth_GBps, r.chip.l2_bandwidth_GBps, lang),
+    "roofline": _roofline,
+}
+
+
+@st.cache_resource(max_entries=48, show_spinner=False,
+                   hash_funcs={Scenario: state.scenario_key})
+def result_figure(kind: str, scenario: Scenario, lang: str) -> go.Figure:
+    """One summary figure of a run: pipe_ratio, traffic, load_balance, bandwidth, roofline."""
+    return _BUILDERS[kind](state.simulate(scenario), lang)
+
+
+@st.cache_resource(max_entries=24, show_spinner=False,
+                   hash_funcs={Scenario: state.scenario_key})
+def timeline(scenario: Scenario, lang: str, cores: tuple[int, ...] | None,
+             window: tuple[float, float] | None) -> go.Figure:
+    """The per-core x per-pipe timeline; exact segments once cores or a window narrow it."""
+    result = state.simulate(scenario)
+    return plots.timeline_figure(result.timeline, result.makespan_ns, lang,
+                                 cores=cores, window=window)
+
+
+def show(figure: go.Figure, key: str) -> None:
+    """Draw a cached figure at full container width."""
+    st.plotly_chart(figure, key=key, config=state.CHART_CONFIG)
+
+
+# ---- metrics -----------------------------------------------------------------------------
 def metric_label(name: str) -> str:
     msg_id = f"metric.{name}.label"
     return state.tr(msg_id) if has(msg_id) else name
@@ -72,7 +119,7 @@ def show_timeline(scenario: Scenario, result: Result) -> None:
     """The timeline; exact segments once the cores or the window are narrowed enough."""
     st.subheader(state.tr("ui.va.timeline"))
     cores, window = _view_controls(result)
-    figures.show(figures.timeline(scenario, state.language(), cores, window), key="timeline")
+    show(timeline(scenario, state.language(), cores, window), key="timeline")
     st.caption(state.tr("ui.va.timeline_help"))
 
 
@@ -83,12 +130,12 @@ def show_figures(scenario: Scenario) -> None:
     for row in rows:
         for column, kind in zip(st.columns(2), row):
             with column:
-                figures.show(figures.result_figure(kind, scenario, lang), key=kind)
+                show(result_figure(kind, scenario, lang), key=kind)
                 st.caption(state.tr(f"ui.va.caption.{kind}"))
 
 
 def show_roofline(scenario: Scenario) -> None:
-    figures.show(figures.result_figure("roofline", scenario, state.language()), key="roofline")
+    show(result_figure("roofline", scenario, state.language()), key="roofline")
     st.caption(state.tr("ui.va.caption.roofline"))
 
 

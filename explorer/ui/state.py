@@ -25,9 +25,10 @@ URL_ERRORS = "url_errors"  # InputErrors met while reading the URL, shown once
 URL_PARAMS = "url_params"  # page parameters found in the URL, taken by their page
 CHIP_PREFIX = "chip."  # URL prefix of a chip override: ?chip.ub_KiB=128
 _LOADED = "_url_loaded"
+CHART_CONFIG = {"displaylogo": False}  # plotly's mode bar on every chart
 
 
-# ---- reading the URL once ------------------------------------------------------------------
+# ---- reading the URL once ----------------------------------------------------------------
 def _load_url_once() -> None:
     """Seed the session from the URL on its first run; bad values become messages."""
     ss = st.session_state
@@ -85,7 +86,7 @@ def url_errors() -> list[InputError]:
     return st.session_state.pop(URL_ERRORS, None) or []
 
 
-# ---- the shared values -----------------------------------------------------------------------
+# ---- the shared values -------------------------------------------------------------------
 def language() -> str:
     """The UI language ("en" or "zh"); app.py needs it before any widget is drawn."""
     _load_url_once()
@@ -118,7 +119,7 @@ def chip() -> hp.Chip:
     return hp.load(preset(), **overrides())
 
 
-# ---- widgets bound to a session value ----------------------------------------------------------
+# ---- widgets bound to a session value ----------------------------------------------------
 def _store(name: str, widget_key: str, convert: Callable | None) -> None:
     value = st.session_state[widget_key]
     st.session_state[name] = convert(value) if convert else value
@@ -138,7 +139,7 @@ def bound(name: str, default: object, *, widget: str = "",
     return {"key": key, "on_change": _store, "args": (name, key, convert)}
 
 
-# ---- writing the URL ---------------------------------------------------------------------------
+# ---- writing the URL ---------------------------------------------------------------------
 def sync_url(page_params: Mapping[str, object] | None = None) -> None:
     """Make the URL show the language, preset, overrides and this page's parameters."""
     wanted = {LANG: language(), PRESET: preset()}
@@ -150,7 +151,7 @@ def sync_url(page_params: Mapping[str, object] | None = None) -> None:
         st.query_params.from_dict(wanted)
 
 
-# ---- the cached emulator ----------------------------------------------------------------------
+# ---- the cached emulator -----------------------------------------------------------------
 def scenario_key(scenario: Scenario) -> str:
     """What identifies a scenario for the caches: its canonical JSON."""
     return scenario.to_json()

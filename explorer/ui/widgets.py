@@ -1,8 +1,12 @@
-"""Widgets generated from specs: one number input per chip field, one widget per kernel
-parameter. Labels, help, units and ranges come from the spec and the catalogue, so a new
-field or parameter gets a correct, translated widget without page code.
+"""Widgets shared by the pages: the sidebar (language switch, chip preset picker), one
+number input per chip field and one widget per kernel parameter. Labels, help, units and
+ranges come from the specs and the catalogue, so a new field or parameter gets a correct,
+translated widget without page code.
 
-Values live in session state (see ``state.bound``); a widget only mirrors them.
+Values live in session state (see ``state.bound``); a widget only mirrors them. The
+sidebar's language and preset keep their value across page switches and the URL carries
+them (``?lang=zh&preset=910B4``); problems met while reading the URL (an unknown preset, a
+bad override) are shown in the sidebar once, translated.
 """
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from explorer.core.i18n import has
-from explorer.ui import state
+import hardware_presets as hp
+from explorer.core.i18n import LANGUAGES, has, t
+from explorer.ui import errors, state
 from hardware_presets import FieldSpec
 from kernels.params import ParamSpec
 
@@ -60,7 +65,38 @@ def field_input(spec: FieldSpec, value: int | float, on_change: Callable, where=
         help=field_help(spec), on_change=on_change, args=(spec.key,))
 
 
-# ---- kernel parameters -------------------------------------------------------------------------
+# ---- the sidebar -------------------------------------------------------------------------
+def _preset_name(name: str) -> str:
+    """A preset as the picker lists it: its display name, with the file name for clarity."""
+    return f"{hp.load(name).display_name} ({name})"
+
+
+def preset_picker(where=st, widget: str = "preset") -> str:
+    """The chip preset selectbox; the sidebar's and the chip page's share one value."""
+    return where.selectbox(state.tr("sidebar.chip"), hp.list_presets(),
+                           format_func=_preset_name, help=state.tr("ui.sidebar.chip_help"),
+                           **state.bound(state.PRESET, state.preset(), widget=widget))
+
+
+def sidebar() -> None:
+    """Draw the sidebar: title, language, preset, overrides in use, URL problems."""
+    lang = state.language()
+    side = st.sidebar
+    side.markdown(f"**{state.tr('app.title')}**")
+    side.radio(state.tr("sidebar.language"), LANGUAGES, horizontal=True,
+               format_func=lambda code, lang=lang: t(f"ui.lang.{code}", lang),
+               **state.bound(state.LANG, lang))
+    preset_picker(side)
+    changed = state.overrides()
+    if changed:
+        names = ", ".join(f"{k} = {v:g}" for k, v in sorted(changed.items()))
+        side.caption(state.tr("ui.sidebar.overrides", fields=errors.escape(names)))
+    for exc in state.url_errors():
+        with side:
+            errors.show(exc, state.language())
+
+
+# ---- kernel parameters -------------------------------------------------------------------
 def param_label(spec: ParamSpec) -> str:
     return state.tr(f"ui.param.{spec.name}.label")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import chip_view, errors, figures, sidebar, state
+from explorer.ui import chip_view, errors, state, widgets
 
 
 def _architecture(chip) -> None:
@@ -17,19 +17,19 @@ def _architecture(chip) -> None:
     st.info(state.tr(f"architecture.{chip.architecture}"))
     left, right = st.columns([3, 2])
     with left:
-        figures.show(figures.core_diagram(chip, state.language()), key="core_diagram")
+        chip_view.show_core_diagram(chip)
     right.markdown(state.tr(f"ui.chip.explain_{chip.architecture}"))
     right.markdown(state.tr("ui.chip.explain_common"))
 
 
 def main() -> None:
     """Draw the chip page: picker, override editor, provenance table, peaks, diagram."""
-    sidebar.render()
+    widgets.sidebar()
     lang = state.language()
     chip = state.chip()
     st.title(state.tr("ui.chip.title", chip=chip.display_name))
     st.caption(state.tr("ui.chip.intro"))
-    sidebar.preset_picker(st, widget="preset_page")
+    widgets.preset_picker(st, widget="preset_page")
     st.subheader(state.tr("ui.chip.tune"))
     st.caption(state.tr("ui.chip.tune_help"))
     refused = chip_view.pop_override_error()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.core import Scenario
-from explorer.ui import errors, playground, run_view, scenario_file, sidebar, state
+from explorer.ui import errors, playground, run_view, state, widgets
 from hardware_presets.errors import InputError
 
 
@@ -59,12 +59,12 @@ def _results(scenario: Scenario, result) -> None:
 
 def main() -> None:
     """Draw the playground: controls, metrics, timeline, figures, check, explanation."""
-    sidebar.render()
+    widgets.sidebar()
     chip = state.chip()
     st.title(state.tr("ui.va.title"))
     st.caption(state.tr("ui.va.intro", chip=chip.display_name))
     playground.take_url(state.language())
-    scenario_file.uploader(playground.PREFIX)
+    playground.uploader()
     params = playground.controls(state.chip())
     result = None
     if params is not None:
