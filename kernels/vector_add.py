@@ -119,10 +119,11 @@ def _compute_stages(chip: Chip, dtype: str, elems: np.ndarray) -> list[Stage]:
 def build(chip: Chip, params: dict) -> Program:
     """Emit the kernel: per tile CopyIn x, CopyIn y, Compute, CopyOut z, with TQue deps."""
     p = check(chip, params)
-    lay = layout(p)
     b = ProgramBuilder(NAME)
+    ops_per_tile = 3 + (4 if needs_fp32_compute(chip, p["dtype"]) else 1)
+    b.reserve(ops_per_tile * -(-p["n"] // p["tile"]), "use a larger tile or a smaller n")
+    lay = layout(p)  # allocates per tile: only after the instruction cap is checked
     compute = _compute_stages(chip, p["dtype"], lay.tile_elems())
-    b.reserve((3 + len(compute)) * lay.n_tiles, "use a larger tile or a smaller n")
     nbytes = _aligned_bytes(lay, chip.ub_align_bytes)
     cores = np.asarray(chip.vector_core_ids(), np.int64)[lay.tile_core]
     regions = [b.regions(nbytes) for _ in "xyz"]
