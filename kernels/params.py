@@ -47,7 +47,7 @@ class ParamSpec:
                 raise InputError(field, value, self.allowed())
             try:
                 number = float(value)
-            except ValueError:
+            except (ValueError, OverflowError):
                 raise InputError(field, value, self.allowed()) from None
             if not number.is_integer():
                 raise InputError(field, value, "a whole number; " + self.allowed())
@@ -55,7 +55,7 @@ class ParamSpec:
         if self.kind is float:
             try:
                 return float(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise InputError(field, value, self.allowed()) from None
         return str(value)
 

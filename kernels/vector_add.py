@@ -82,8 +82,8 @@ def ub_bytes_needed(chip: Chip, params: dict) -> int:
 
 def check(chip: Chip, params: dict) -> dict:
     """Validated parameters; refuses tiles that break the 32-byte rule or overflow UB."""
-    p = validate_params(PARAMS, params)
     cores = len(chip.vector_core_ids())
+    p = validate_params(PARAMS, {"block_dim": min(cores, 48), **params})  # default: all cores
     if p["block_dim"] > cores:
         raise InputError("params.block_dim", p["block_dim"],
                          f"1 to {cores} (vector cores of {chip.display_name})")

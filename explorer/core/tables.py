@@ -47,8 +47,9 @@ def union_length(group: np.ndarray, start: np.ndarray, end: np.ndarray,
     """Total length of the union of intervals, per group, without a Python loop."""
     if len(start) == 0:
         return np.zeros(n_groups)
-    offset = float(np.max(end)) + 1.0
-    s, e = start + group * offset, end + group * offset
+    base = float(np.min(start))
+    offset = float(np.max(end)) - base + 1.0
+    s, e = start - base + group * offset, end - base + group * offset
     order = np.argsort(s, kind="stable")
     s, e, g = s[order], e[order], group[order]
     covered = np.maximum.accumulate(e)
@@ -72,13 +73,16 @@ def per_core_table(timeline: pd.DataFrame, chip: Chip, makespan: float) -> pd.Da
     for p, lane in enumerate(LANE_NAMES):
         table[f"busy_ns_{lane}"] = busy[used, p]
         table[f"ratio_{lane}"] = busy[used, p] / makespan if makespan > 0 else 0.0
-    table["active_ns"] = union_length(core, start, end, n_cores)[used]
     first = np.full(n_cores, np.inf)
     last = np.zeros(n_cores)
     np.minimum.at(first, core, start)
     np.maximum.at(last, core, end)
+    span = (last - first)[used]
+    # the union is at most the span; clipping absorbs float round-off of the shifted sort
+    active = np.minimum(union_length(core, start, end, n_cores)[used], span)
+    table["active_ns"] = active
     table["first_start_ns"], table["last_end_ns"] = first[used], last[used]
-    table["stall_ns"] = (last - first)[used] - table["active_ns"].to_numpy()
+    table["stall_ns"] = span - active
     return table
 
 
@@ -93,7 +97,7 @@ def overlap_ns(timeline: pd.DataFrame, n_cores: int) -> tuple[float, float, floa
     b = union_length(core[tran], start[tran], end[tran], n_cores)
     both = comp | tran
     u = union_length(core[both], start[both], end[both], n_cores)
-    inter = a + b - u
+    inter = np.maximum(a + b - u, 0.0)  # |A ∩ B| = |A| + |B| - |A ∪ B|, minus round-off
     return float(a.sum()), float(b.sum()), float(np.minimum(inter, np.minimum(a, b)).sum())
 
 
