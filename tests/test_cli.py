@@ -1,0 +1,177 @@
+"""The command line: ``run`` (text, --json, --trace, --engine), ``presets`` and exit codes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hardware_presets as hp
+from explorer import cli
+from explorer.core import Scenario
+from explorer.core.emulator.engine import DeadlockError
+from explorer.core.i18n import t
+from explorer.core.metrics import METRICS
+from kernels import vector_add as va
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SMALL = {"n": 5000, "block_dim": 3, "tile": 1024}
+
+
+def write(tmp_path: Path, text: str, name: str = "scenario.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def scenario_file(tmp_path) -> str:
+    return write(tmp_path, Scenario.make(params=SMALL, name="cli test").to_toml())
+
+
+def test_run_prints_every_metric(scenario_file, capsys):
+    assert cli.main(["run", scenario_file]) == cli.EXIT_OK
+    out, err = capsys.readouterr()
+    assert err == ""
+    lines = out.splitlines()
+    assert lines[0] == "Ascend 910B2 · vector_add"
+    for name in METRICS:
+        label = t(f"metric.{name}.label")
+        assert any(line.strip().startswith(label) for line in lines), label
+    instructions = next(line for line in lines if line.strip().startswith("Instructions"))
+    assert instructions.split()[-1] == "20"  # 5 tiles x 4 instructions
+    assert "numerics: passed" in out
+    assert "5000 of 5000 elements verified" in out
+
+
+def test_run_json(scenario_file, capsys):
+    assert cli.main(["run", scenario_file, "--json"]) == cli.EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"scenario", "metrics", "numerics"}
+    assert set(doc["metrics"]) == set(METRICS)
+    assert doc["metrics"]["instructions"] == 20
+    # 4 tiles of 2048 B and a last one of 904 fp16 = 1808 B padded to 1824 B, three streams
+    assert doc["metrics"]["hbm_bytes"] == 3 * (4 * 2048 + 1824)
+    assert doc["numerics"]["passed"] is True
+    assert doc["numerics"]["verified"] == doc["numerics"]["total"] == 5000
+    assert doc["numerics"]["max_rel_error"] <= doc["numerics"]["bound"] == 2.0 ** -11
+    assert Scenario.from_dict(doc["scenario"]) == Scenario.from_toml(
+        Path(scenario_file).read_text(encoding="utf-8"))
+
+
+def test_run_json_scenario_file_and_reference_engine_agree(tmp_path, capsys):
+    path = write(tmp_path, Scenario.make(params=SMALL).to_json(), "s.json")
+    assert cli.main(["run", path, "--json"]) == 0
+    jit = json.loads(capsys.readouterr().out)["metrics"]
+    assert cli.main(["run", path, "--json", "--engine", "reference"]) == 0
+    ref = json.loads(capsys.readouterr().out)["metrics"]
+    assert ref.keys() == jit.keys()
+    for key, value in jit.items():
+        if isinstance(value, str):
+            assert ref[key] == value
+        else:
+            assert ref[key] == pytest.approx(value, rel=1e-9, abs=1e-9), key
+
+
+def test_run_trace(scenario_file, tmp_path, capsys):
+    out = tmp_path / "trace.json"
+    assert cli.main(["run", scenario_file, "--trace", str(out)]) == 0
+    assert "numerics: passed" in capsys.readouterr().out
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    events = doc["traceEvents"]
+    assert sum(e["ph"] == "X" for e in events) == 20
+    assert {e["args"]["name"] for e in events if e["name"] == "process_name"} == \
+        {"AIV0", "AIV1", "AIV2"}
+
+
+@pytest.mark.parametrize("text,field", [
+    ("[params]\ntile = 24\n", "params.tile"),
+    ("[params]\nn = 0\n", "params.n"),
+    ("[params]\nblock_dim = 49\n", "params.block_dim"),
+    ('preset = "910C"\n', "preset"),
+    ("seed = -1\n", "seed"),
+    ("colour = 1\n", "colour"),
+    ("[params\n", "scenario.toml"),
+    ('[overrides]\nub_KiB = 0\n', "ub_KiB"),
+])
+def test_bad_scenario_file_exits_2_naming_the_field(tmp_path, capsys, text, field):
+    assert cli.main(["run", write(tmp_path, text)]) == cli.EXIT_INPUT == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ")
+    assert field in err
+
+
+def test_missing_file_exits_2(tmp_path, capsys):
+    missing = str(tmp_path / "nope.toml")
+    assert cli.main(["run", missing]) == 2
+    err = capsys.readouterr().err
+    assert "SCENARIO" in err and "nope.toml" in err
+    assert cli.main(["run", str(tmp_path)]) == 2  # a directory is not a scenario file
+
+
+def test_oversized_file_exits_2(tmp_path, capsys):
+    path = write(tmp_path, "# " + "x" * cli.MAX_SCENARIO_BYTES + "\n")
+    assert cli.main(["run", path]) == 2
+    assert "SCENARIO" in capsys.readouterr().err
+
+
+def test_huge_integer_in_file_exits_2(tmp_path, capsys):
+    assert cli.main(["run", write(tmp_path, "[params]\nn = 1" + "0" * 400 + "\n")]) == 2
+    assert "params.n" in capsys.readouterr().err
+
+
+def test_failed_numerics_exit_3(scenario_file, capsys, monkeypatch):
+    monkeypatch.setattr(va, "unit_roundoff", lambda params: 0.0)  # fp16 rounding now "fails"
+    assert cli.main(["run", scenario_file]) == cli.EXIT_NUMERICS == 3
+    assert "numerics: FAILED" in capsys.readouterr().out
+
+
+def test_deadlock_exits_4(scenario_file, capsys, monkeypatch):
+    simulate_module = sys.modules["explorer.core.simulate"]
+
+    def deadlocked(program, chip, engine="jit"):
+        raise DeadlockError(np.arange(len(program)), program)
+
+    monkeypatch.setattr(simulate_module, "run", deadlocked)
+    assert cli.main(["run", scenario_file]) == cli.EXIT_DEADLOCK == 4
+    assert "deadlock" in capsys.readouterr().err
+
+
+def test_usage_errors_are_argparse_exits(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main([])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit) as info:
+        cli.main(["run", "x.toml", "--engine", "warp"])
+    assert info.value.code == 2
+
+
+def _check_presets_listing(out: str):
+    lines = out.strip().splitlines()
+    assert len(lines) == 6
+    for line, name in zip(lines, hp.list_presets()):
+        chip = hp.load(name)
+        assert line.split()[0] == name
+        assert chip.display_name in line
+        for precision in chip.cube_precisions:
+            k0 = getattr(chip, f"cube_k0_{precision}")
+            peak = chip.ai_cores * chip.cube_m0 * chip.cube_n0 * k0 * 2 * chip.clock_MHz / 1e6
+            assert f"{precision} {peak:.1f} TF" in line
+    assert "fp16 353.9 TF" in lines[1]  # 910B2: 24 x 16^3 x 2 x 1.8 GHz
+
+
+def test_presets_in_process(capsys):
+    assert cli.main(["presets"]) == 0
+    _check_presets_listing(capsys.readouterr().out)
+
+
+def test_presets_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "explorer", "presets"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    _check_presets_listing(proc.stdout)
