@@ -262,7 +262,8 @@ def _csr(after: np.ndarray, before: np.ndarray, n: int) -> tuple[np.ndarray, np.
     """Dependencies grouped per instruction, sorted and without duplicates."""
     if len(after) and (after.max() >= n or before.max() >= n):
         raise ValueError("dependency on an instruction that does not exist")
-    keys = np.unique(after * max(n, 1) + before)  # one sort: groups by after, then before
+    keys = np.sort(after * max(n, 1) + before)  # one sort: grouped by after, then before
+    keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if len(keys) else keys
     counts = np.bincount(keys // max(n, 1), minlength=n)
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])

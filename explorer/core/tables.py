@@ -25,11 +25,13 @@ def timeline_table(program: Program, schedule: Schedule, chip: Chip) -> pd.DataF
     """One row per instruction with its lane, op, task, times, bytes and where it was served."""
     c = program.cols
     is_tr = c["kind"] == Kind.TRANSFER
+    kinds = tuple(dict.fromkeys(chip.core_kinds()))
+    kind_of_core = np.array([kinds.index(k) for k in chip.core_kinds()])
     return pd.DataFrame({
         "instr": np.arange(len(program)),
         "core": c["core"].astype(np.int64),
         "core_name": _categorical(c["core"], tuple(chip.core_names())),
-        "core_kind": pd.Categorical(np.asarray(chip.core_kinds())[c["core"]]),
+        "core_kind": _categorical(kind_of_core[c["core"]], kinds),
         "pipe": _categorical(c["pipe"], LANE_NAMES),
         "op": _categorical(c["op"], program.op_names),
         "task": c["task"].astype(np.int64),
@@ -90,9 +92,9 @@ def overlap_ns(timeline: pd.DataFrame, n_cores: int) -> tuple[float, float, floa
     """(compute time, transfer time, time both run) summed over cores."""
     core = timeline["core"].to_numpy()
     start, end = timeline["start_ns"].to_numpy(), timeline["end_ns"].to_numpy()
-    lane = timeline["pipe"].astype(str).to_numpy()
-    comp = np.isin(lane, COMPUTE_LANES)
-    tran = np.isin(lane, TRANSFER_LANES)
+    lane = timeline["pipe"].cat.codes.to_numpy()
+    comp = np.isin(lane, [LANE_NAMES.index(name) for name in COMPUTE_LANES])
+    tran = np.isin(lane, [LANE_NAMES.index(name) for name in TRANSFER_LANES])
     a = union_length(core[comp], start[comp], end[comp], n_cores)
     b = union_length(core[tran], start[tran], end[tran], n_cores)
     both = comp | tran
@@ -103,13 +105,24 @@ def overlap_ns(timeline: pd.DataFrame, n_cores: int) -> tuple[float, float, floa
 
 def traffic_table(timeline: pd.DataFrame) -> pd.DataFrame:
     """Bytes and transfer count per path and per source of service (HBM, L2, multicast)."""
-    moves = timeline[timeline["src"].astype(str) != ""]
-    table = moves.groupby(["src", "dst", "served_from"], observed=True).agg(
-        bytes=("bytes", "sum"), count=("bytes", "size")).reset_index()
-    table.insert(0, "path", table["src"].astype(str) + "→" + table["dst"].astype(str))
-    for col in ("src", "dst", "served_from"):
-        table[col] = table[col].astype(str)
-    return table
+    src, dst = timeline["src"].cat, timeline["dst"].cat
+    served = timeline["served_from"].cat
+    moves = src.codes.to_numpy() != list(src.categories).index("")
+    n_dst, n_srv = len(dst.categories), len(served.categories)
+    codes = [x.codes.to_numpy()[moves].astype(np.int64) for x in (src, dst, served)]
+    key = (codes[0] * n_dst + codes[1]) * n_srv + codes[2]
+    size = len(src.categories) * n_dst * n_srv  # a few hundred (path, served) combinations
+    count = np.bincount(key, minlength=size)
+    keys = np.flatnonzero(count)
+    nbytes = np.bincount(key, weights=timeline["bytes"].to_numpy()[moves], minlength=size)[keys]
+    count = count[keys]
+    s_names = np.asarray(src.categories)[keys // n_srv // n_dst]
+    d_names = np.asarray(dst.categories)[keys // n_srv % n_dst]
+    return pd.DataFrame({
+        "path": [f"{a}→{b}" for a, b in zip(s_names, d_names)], "src": s_names.astype(str),
+        "dst": d_names.astype(str),
+        "served_from": np.asarray(served.categories)[keys % n_srv].astype(str),
+        "bytes": nbytes.astype(np.int64), "count": count.astype(np.int64)})
 
 
 def bandwidth_table(schedule: Schedule) -> pd.DataFrame:
