@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from explorer.core.i18n import flatten_table
 from explorer.plots import (bandwidth_figure, core_diagram_figure, load_balance_figure,
                             pipe_ratio_figure, roofline_figure, timeline_figure,
                             traffic_figure)
@@ -408,22 +409,12 @@ def test_diagram_zh_differs_but_keeps_technical_names():
 
 # --- catalogues and layering ---------------------------------------------------------------
 
-def flatten(table: dict, prefix: str = "") -> dict[str, str]:
-    flat = {}
-    for key, value in table.items():
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
 def placeholders(text: str) -> set[str]:
     return {field for _, field, _, _ in string.Formatter().parse(text) if field}
 
 
 def test_en_and_zh_plot_catalogues_have_same_ids_and_placeholders():
-    en, zh = ({k: v for k, v in flatten(tomllib.loads(
+    en, zh = ({k: v for k, v in flatten_table(tomllib.loads(
         (LOCALES / lang / "plots.toml").read_text(encoding="utf-8"))).items()}
         for lang in ("en", "zh"))
     assert en and set(en) == set(zh)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import hardware_presets as hp
+from explorer.core.i18n import flatten_table
 from hardware_presets import FIELDS, Chip, InputError, Provenance, load, load_file, load_text
 from hardware_presets.schema import NUMERIC_ATTRS
 
@@ -352,18 +353,8 @@ def test_bad_file(tmp_path, name, edit, parts):
 
 
 # ---- translations and layering ---------------------------------------------------------------
-def _flat(table, prefix=""):
-    out = {}
-    for key, value in table.items():
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
 def _catalogue(lang):
-    return _flat(tomllib.loads((LOCALES / lang / "chip_fields.toml").read_text(encoding="utf-8")))
+    return flatten_table(tomllib.loads((LOCALES / lang / "chip_fields.toml").read_text(encoding="utf-8")))
 
 
 def test_chip_field_catalogues():

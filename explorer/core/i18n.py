@@ -16,12 +16,12 @@ DEFAULT_LANGUAGE = "en"
 _LOCALES = Path(__file__).with_name("locales")
 
 
-def _flatten(table: dict, prefix: str = "") -> dict[str, str]:
+def flatten_table(table: dict, prefix: str = "") -> dict[str, str]:
     flat: dict[str, str] = {}
     for key, value in table.items():
         msg_id = f"{prefix}{key}"
         if isinstance(value, dict):
-            flat.update(_flatten(value, msg_id + "."))
+            flat.update(flatten_table(value, msg_id + "."))
         else:
             flat[msg_id] = str(value)
     return flat
@@ -34,7 +34,7 @@ def catalogue(lang: str) -> dict[str, str]:
         raise ValueError(f"language = {lang!r} is not allowed: one of {LANGUAGES}")
     merged: dict[str, str] = {}
     for path in sorted((_LOCALES / lang).glob("*.toml")):
-        table = _flatten(tomllib.loads(path.read_text(encoding="utf-8")))
+        table = flatten_table(tomllib.loads(path.read_text(encoding="utf-8")))
         clash = merged.keys() & table.keys()
         if clash:
             raise ValueError(f"{path.name}: message ids defined twice: {sorted(clash)[:5]}")
