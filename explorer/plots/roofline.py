@@ -93,7 +93,8 @@ def _add_ridges(fig: go.Figure, roofs, slopes, lang: str) -> None:
     if xs:
         hover = msg("roofline.hover_ridge", lang, intensity="%{x:.1f}", tflops="%{y:.1f}")
         fig.add_trace(go.Scatter(x=xs, y=ys, text=texts, mode="markers+text", meta="ridges",
-                                 textposition="bottom right", name=msg("roofline.ridges", lang),
+                                 textposition=[("bottom right", "top left")[i % 2] for i in range(len(xs))],
+                                 name=msg("roofline.ridges", lang),
                                  marker=dict(color="#333333", size=8, symbol="diamond"),
                                  hovertemplate=hover + "<extra></extra>"))
 
@@ -137,6 +138,9 @@ def roofline_figure(chip, points: Sequence[dict] | None, lang: str = "en", *,
     if not any(meta == "roof:cube" for meta, *_ in roofs):
         title += msg("roofline.no_cube", lang, precision=precision)
     base_layout(fig, title)
+    # many legend entries: below the plot, so they never cover the title in a narrow column
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
+                      margin=dict(t=50, b=140))
     fig.update_xaxes(type="log", title_text=msg("roofline.x_title", lang),
                      range=[math.log10(x_range[0]), math.log10(x_range[1])])
     fig.update_yaxes(type="log", title_text=msg("roofline.y_title", lang),
