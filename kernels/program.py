@@ -227,8 +227,13 @@ def _concat(parts: list[np.ndarray]) -> np.ndarray:
 
 def lane_order(cols: dict[str, np.ndarray]) -> np.ndarray:
     """Instruction ids sorted by (core, pipe, seq, id): the order pipes execute them in."""
-    ids = np.arange(len(cols["core"]))
-    return np.lexsort((ids, cols["seq"], cols["pipe"], cols["core"]))
+    seq, lane = cols["seq"], cols["core"].astype(np.int64) * N_PIPES + cols["pipe"]
+    if len(seq) == 0:
+        return np.zeros(0, np.int64)
+    lo, span = int(seq.min()), int(seq.max()) - int(seq.min()) + 1
+    if (int(lane.max()) + 1) * span < 2**62:  # one int64 key; a stable sort keeps id order
+        return np.argsort(lane * span + (seq - lo), kind="stable")
+    return np.lexsort((np.arange(len(seq)), seq, cols["pipe"], cols["core"]))
 
 
 def _barrier_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -151,8 +151,10 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
     n_ev = 0
     fst = np.zeros(2)  # (unused, L2 bytes in use) for _l2_install
     now = 0.0
-    join_head, join_next = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
-    inflight_head, inflight_next = np.full(n_reg, -1, np.int64), np.full(n, -1, np.int64)
+    n_mc = n if n > 0 and np.max(cluster) >= 0 else 1  # multicast lists only when clustered
+    join_head, join_next = np.full(n_mc, -1, np.int64), np.full(n_mc, -1, np.int64)
+    inflight_head = np.full(n_reg if n_mc > 1 else 1, -1, np.int64)
+    inflight_next = np.full(n_mc, -1, np.int64)
     resident = np.zeros(n_reg, np.bool_)
     lru_prev, lru_next = np.full(n_reg, -1, np.int64), np.full(n_reg, -1, np.int64)
     lru_ends = np.full(2, -1, np.int64)
@@ -270,11 +272,11 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
                     inflight_head[r] = inflight_next[i]
                 elif j >= 0:
                     inflight_next[prev] = inflight_next[i]
-            j = join_head[i]
-            while j >= 0:  # joiners end with the leader, not before their own latency
-                n_ev = _push(ev_t, ev_k, 0, n_ev, max(now, start[j] + fixed_ns[j]),
-                             2 * j + COMPLETE)
-                j = join_next[j]
+                j = join_head[i]
+                while j >= 0:  # joiners end with the leader, not before their own latency
+                    n_ev = _push(ev_t, ev_k, 0, n_ev, max(now, start[j] + fixed_ns[j]),
+                                 2 * j + COMPLETE)
+                    j = join_next[j]
             if r >= 0 and served[i] != SERVED_L2:
                 _l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
                             lru_ends, fst)

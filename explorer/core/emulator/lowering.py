@@ -84,7 +84,7 @@ def _remap_csr(ptr: np.ndarray, idx: np.ndarray, order: np.ndarray, inverse: np.
 def _successors(dep_ptr: np.ndarray, dep_idx: np.ndarray, n: int):
     """Reverse CSR: for each instruction, the ones that depend on it (ascending ids)."""
     after = np.repeat(np.arange(n, dtype=np.int64), np.diff(dep_ptr))
-    order = np.lexsort((after, dep_idx))
+    order = np.argsort(dep_idx, kind="stable")  # ``after`` ascends, so ties stay ascending
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(dep_idx, minlength=n), out=ptr[1:])
     return ptr, after[order]
