@@ -12,6 +12,10 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO_ROOT / ".numba_cache"))
+# Tests run the jit engine with bounds checks: an out-of-range index becomes an IndexError
+# naming the test instead of silent corruption or a segfault (the app and benchmarks run
+# without them; numba caches the two builds separately).
+os.environ.setdefault("NUMBA_BOUNDSCHECK", "1")
 
 from hypothesis import HealthCheck, settings  # noqa: E402  (after the environment is set)
 

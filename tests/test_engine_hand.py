@@ -370,3 +370,14 @@ def test_builder_refuses_programs_above_the_instruction_cap(engine, monkeypatch)
     monkeypatch.setenv("EXPLORER_MAX_INSTRUCTIONS", "1")
     with pytest.raises(InputError):
         ProgramBuilder("env-cap").scalar([AIV0, AIV1], "s", 10, 0)
+
+
+def test_single_clustered_read_of_the_last_region(engine):
+    """Regression: with one instruction and several regions the multicast bookkeeping was
+    sized by instruction count, so a clustered read of region 1 wrote out of bounds."""
+    b = ProgramBuilder("one read")
+    regions = b.regions([KIB, 3200])
+    i = read(b, AIV1, 3200, 0, region=regions[1])
+    schedule = run(b.build(), tiny(cluster_size=2), engine=engine)
+    assert span(schedule, i) == (0.0, 110.0)  # 10 ns latency + 3200 B at 32 B/ns
+    assert schedule.served[i][0] == SERVED_HBM

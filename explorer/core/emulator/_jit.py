@@ -151,10 +151,10 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
     n_ev = 0
     fst = np.zeros(2)  # (unused, L2 bytes in use) for _l2_install
     now = 0.0
-    n_mc = n if n > 0 and np.max(cluster) >= 0 else 1  # multicast lists only when clustered
+    clustered = n > 0 and np.max(cluster) >= 0  # multicast lists only when clustered
+    n_mc, n_rmc = (n, n_reg) if clustered else (0, 0)
     join_head, join_next = np.full(n_mc, -1, np.int64), np.full(n_mc, -1, np.int64)
-    inflight_head = np.full(n_reg if n_mc > 1 else 1, -1, np.int64)
-    inflight_next = np.full(n_mc, -1, np.int64)
+    inflight_head, inflight_next = np.full(n_rmc, -1, np.int64), np.full(n_mc, -1, np.int64)
     resident = np.zeros(n_reg, np.bool_)
     lru_prev, lru_next = np.full(n_reg, -1, np.int64), np.full(n_reg, -1, np.int64)
     lru_ends = np.full(2, -1, np.int64)
