@@ -54,6 +54,14 @@ def previous(ids: np.ndarray, iters: np.ndarray, depth: int) -> np.ndarray:
     return prev
 
 
+def iteration_index(owner: np.ndarray) -> np.ndarray:
+    """Running index within each owner's run (arrays laid out owner by owner), i.e. the
+    iteration number each core sees for its own instructions."""
+    owner = np.asarray(owner)
+    first = np.r_[0, np.flatnonzero(owner[1:] != owner[:-1]) + 1]
+    return np.arange(len(owner)) - np.repeat(first, np.diff(np.r_[first, len(owner)]))
+
+
 def staged_loop(b: ProgramBuilder, cores, iters, tasks, stages: list[Stage],
                 queues: list[tuple[int, int, int]]) -> list[np.ndarray]:
     """Emit every stage for every iteration and the queue dependencies between them.

@@ -202,3 +202,12 @@ def unit_roundoff(params: dict) -> float:
     """Error bound relative to |z|: one rounding (bf16: fp32 add + bf16 cast); ints exact."""
     return {"fp16": 2.0 ** -11, "fp32": 2.0 ** -24, "bf16": 2.0 ** -8 + 2.0 ** -24,
             "int16": 0.0, "int32": 0.0}[params["dtype"]]
+
+
+def error_bound(params: dict, inputs: dict, ref: np.ndarray) -> np.ndarray:
+    """Allowed |z - ref| per element: one rounding of the exact sum."""
+    return unit_roundoff(params) * np.abs(ref)
+
+
+def output_elements(params: dict) -> int:
+    return int(params["n"])
