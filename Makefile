@@ -49,6 +49,7 @@ test: venv
 
 bench: venv
 	$(PY) -m bench.engine
+	$(PY) -m bench.gemm
 
 clean:
 	rm -rf .numba_cache test-output .pytest_cache .hypothesis
