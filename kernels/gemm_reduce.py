@@ -80,8 +80,8 @@ def _partial_lookup(t: dict, Z: int) -> np.ndarray:
     """[C tile index of the z = 0 entry, z] -> index of that partial's base-tile entry."""
     key = t["r0"] * (int(t["c0"].max()) + 1) + t["c0"]
     z0 = np.flatnonzero(t["z"] == 0)
+    by_key = z0[np.argsort(key[z0])]
+    owner = by_key[np.searchsorted(key[by_key], key)]  # the z = 0 entry of each tile
     lookup = np.zeros((len(t["z"]), Z), np.int64)
-    pos = {int(k): i for i, k in zip(z0, key[z0])}
-    for i, (k, z) in enumerate(zip(key, t["z"])):
-        lookup[pos[int(k)], int(z)] = i
+    lookup[owner, t["z"]] = np.arange(len(key))
     return lookup
