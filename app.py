@@ -13,4 +13,6 @@ st.navigation([
             icon=":material/developer_board:", default=True),
     st.Page("explorer/ui/pages/vector_add.py", title=state.tr("nav.vector_add"),
             url_path="vector_add", icon=":material/add_circle:"),
+    st.Page("explorer/ui/pages/gemm.py", title=state.tr("nav.gemm"), url_path="gemm",
+            icon=":material/grid_on:"),
 ]).run()

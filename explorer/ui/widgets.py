@@ -97,13 +97,16 @@ def sidebar() -> None:
 
 
 # ---- kernel parameters -------------------------------------------------------------------
-def param_label(spec: ParamSpec) -> str:
-    return state.tr(f"ui.param.{spec.name}.label")
+def param_label(spec: ParamSpec, prefix: str = "ui.param") -> str:
+    return state.tr(f"{prefix}.{spec.name}.label")
 
 
-def param_help(spec: ParamSpec, extra: str = "") -> str:
-    """The parameter's help, its unit and what is allowed, then any page-specific note."""
-    text = state.tr(f"ui.param.{spec.name}.help")
+def param_help(spec: ParamSpec, extra: str = "", prefix: str = "ui.param") -> str:
+    """The parameter's help, its unit and what is allowed, then any page-specific note.
+
+    ``prefix`` picks the catalogue entry (``<prefix>.<name>.help``), for a parameter whose
+    name two kernels share with different meanings (block_dim: vector or cube cores)."""
+    text = state.tr(f"{prefix}.{spec.name}.help")
     return f"{text}\n\n{extra}" if extra else text
 
 
@@ -124,16 +127,20 @@ def pow2_label(value: int) -> str:
 
 def param_widget(spec: ParamSpec, name: str, *, options: Sequence | None = None,
                  max_value: int | None = None, extra_help: str = "", where=st,
-                 format_func: Callable = str):
+                 format_func: Callable = str, prefix: str = "ui.param"):
     """One widget for one kernel parameter, chosen from its spec.
 
     ``name`` is the session value it is bound to (kept valid by the caller: inside
-    ``options`` or the range). Choices of two or three become a radio, longer lists and
-    ``options`` a selectbox, a log-scale integer a slider over powers of two, a range a
-    slider (a number input when the range is long).
+    ``options`` or the range). A flag becomes a toggle, choices of two or three a radio,
+    longer lists and ``options`` a selectbox, a log-scale integer a slider over powers of
+    two, a range a slider (a number input when the range is long). Label and help come
+    from ``<prefix>.<name>.label`` / ``.help``.
     """
-    label, help_text = param_label(spec), param_help(spec, extra_help)
+    label = param_label(spec, prefix)
+    help_text = param_help(spec, extra_help, prefix)
     bind = state.bound(name, spec.default)
+    if spec.kind is bool:
+        return where.toggle(label, help=help_text, **bind)
     if options is not None or (spec.choices and len(spec.choices) > 3):
         return where.selectbox(label, list(options or spec.choices), help=help_text,
                                format_func=format_func, **bind)
