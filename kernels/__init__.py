@@ -3,7 +3,9 @@
 ``NAME``, ``PARAMS`` (ParamSpecs), ``check(chip, params) -> params`` (validated, defaults
 filled), ``build(chip, params) -> Program`` (work and dependencies, no time),
 ``make_inputs(params, rng)``, ``execute(params, inputs)`` (numerics in the emulated
-precision), ``reference(inputs)`` (float64 truth) and ``unit_roundoff(params)``.
+precision), ``reference(inputs)`` (float64 truth), ``error_bound(params, inputs, ref)``
+(allowed error per element), ``unit_roundoff(params)`` and ``output_elements(params)``;
+optionally ``as_real(params, outputs)`` to compare quantised outputs in the real domain.
 """
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ from types import ModuleType
 
 from hardware_presets.errors import InputError
 
-from . import vector_add
+from . import gemm, vector_add
 
-KERNELS: dict[str, ModuleType] = {vector_add.NAME: vector_add}
+KERNELS: dict[str, ModuleType] = {vector_add.NAME: vector_add, gemm.NAME: gemm}
 
 
 def get(name: str) -> ModuleType:

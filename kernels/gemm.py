@@ -217,3 +217,10 @@ def _serialise_atomics(b, t, out) -> None:
 make_inputs = gemm_numerics.make_inputs
 execute = gemm_numerics.execute
 reference = gemm_numerics.reference
+error_bound = gemm_numerics.error_bound
+unit_roundoff = gemm_numerics.unit_roundoff
+as_real = gemm_numerics.as_real
+
+
+def output_elements(params: dict) -> int:
+    return int(params["M"]) * int(params["N"])
