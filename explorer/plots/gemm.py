@@ -20,8 +20,8 @@ from plotly.subplots import make_subplots
 
 from explorer.plots.style import base_layout, msg
 
-#: most cells drawn per layer (a 200 x 200 corner): more would only slow the browser
-MAX_CELLS = 40_000
+#: most cells drawn per layer (a 128 x 128 corner): more would only slow the browser
+MAX_CELLS = 16_384
 #: split-K layers drawn as panels (all layers of one task are adjacent, so alike)
 MAX_LAYERS = 8
 LAYER_COLUMNS = 4
@@ -34,14 +34,15 @@ COLOUR_BY = ("slot", "wave")
 
 def wave_summary(grid) -> dict[str, int]:
     """Tasks, cores (block_dim), waves, full waves, tail tasks and idle cores in the
-    last wave; ``efficiency`` is the share of wave slots that hold a task (in %)."""
+    last wave; ``efficiency`` is the share of wave slots that hold a task (in %, rounded
+    down so that a tail never reads as 100%)."""
     tasks, cores = len(grid.x), int(grid.block_dim)
     tail = tasks % cores
     waves = -(-tasks // cores)
     return {"tasks": tasks, "cores": cores, "waves": waves, "full": tasks // cores,
             "tail": tail, "idle": cores - tail if tail else 0,
             "busy_cores": min(tasks, cores),
-            "efficiency": round(100 * tasks / (waves * cores)) if waves else 100}
+            "efficiency": 100 * tasks // (waves * cores) if waves else 100}
 
 
 def wave_text(grid, lang: str = "en") -> str:
@@ -83,6 +84,17 @@ def _corner(shape: tuple[int, int]) -> tuple[int, int]:
     return side, side
 
 
+def edges(count: int, size: int, limit: int) -> np.ndarray:
+    """Cell edges (in elements of C) of ``count`` panels of ``size``, the last clipped to
+    the matrix (``limit``); a heat map takes count + 1 edges as x or y."""
+    return np.minimum(np.arange(count + 1) * size, limit)
+
+
+def centres(count: int, size: int, limit: int) -> np.ndarray:
+    e = edges(count, size, limit)
+    return (e[:-1] + e[1:]) / 2.0
+
+
 def _slot_scale(cores: int) -> list[list]:
     """A stepped colour scale: slot i gets SLOT_COLOURS[i % len] on [i, i + 1) / cores."""
     scale = []
@@ -120,14 +132,14 @@ def _layer_trace(grid, z: int, shown: tuple[int, int], geometry: dict, colour_by
     text = None
     if rows * cols <= TEXT_CELLS:
         text = np.where(custom[..., 1] >= 0, custom[..., 1].astype(str), "")
-    return go.Heatmap(z=values, x=(np.arange(cols) + 0.5) * sn, y=(np.arange(rows) + 0.5) * sm,
+    return go.Heatmap(z=values, x=edges(cols, sn, N), y=edges(rows, sm, M),
                       customdata=np.concatenate([custom, extra], axis=2), text=text,
                       texttemplate="%{text}" if text is not None else None,
                       hovertemplate=hover + "<extra></extra>", xgap=1, ygap=1,
                       showscale=first, meta=f"layer:{z}", **_colour_args(grid, colour_by, lang))
 
 
-def _tail_trace(grid, z: int, shown: tuple[int, int], panel: tuple[int, int], lang: str,
+def _tail_trace(grid, z: int, shown: tuple[int, int], geometry: dict, lang: str,
                 first: bool) -> go.Scatter | None:
     """Marks on the tasks of the last wave when it is only partly filled (else None)."""
     if grid.tail_tasks == 0 or len(grid.x) < grid.block_dim:
@@ -136,8 +148,9 @@ def _tail_trace(grid, z: int, shown: tuple[int, int], panel: tuple[int, int], la
     last = (grid.wave == grid.waves - 1) & (grid.z == z) & (grid.x < rows) & (grid.y < cols)
     if not last.any():
         return None
-    sm, sn = panel
-    return go.Scatter(x=(grid.y[last] + 0.5) * sn, y=(grid.x[last] + 0.5) * sm, mode="markers",
+    (sm, sn), (M, N) = geometry["panel"], geometry["size"]
+    x_mid, y_mid = centres(cols, sn, N), centres(rows, sm, M)
+    return go.Scatter(x=x_mid[grid.y[last]], y=y_mid[grid.x[last]], mode="markers",
                       marker=dict(symbol="x-thin-open", size=10, color="#000000",
                                   line=dict(width=2)),
                       name=msg("gemm.tail_marker", lang, tail=grid.tail_tasks),
@@ -163,7 +176,7 @@ def task_grid_figure(grid, lang: str = "en", colour_by: str = "slot", *,
     for z in range(layers):
         where = dict(row=z // ncols + 1, col=z % ncols + 1)
         fig.add_trace(_layer_trace(grid, z, shown, geometry, colour_by, lang, z == 0), **where)
-        tail = _tail_trace(grid, z, shown, panel, lang, z == 0)
+        tail = _tail_trace(grid, z, shown, geometry, lang, z == 0)
         if tail is not None:
             fig.add_trace(tail, **where)
     _layout(fig, grid, panel, (*shown, layers, nrows), colour_by, lang)
@@ -199,13 +212,13 @@ def _layout(fig: go.Figure, grid, panel, shown: tuple[int, int, int, int], colou
     """Matrix orientation (row 0 on top), true aspect ratio, axis titles, height."""
     rows, cols, layers, nrows = shown
     title = _title(grid, panel, (rows, cols, layers), colour_by, lang)
-    base_layout(fig, title, height=180 + (480 if nrows == 1 and layers == 1 else 260 * nrows))
+    base_layout(fig, title, height=200 + (560 if nrows == 1 and layers == 1 else 280 * nrows))
     fig.update_layout(margin=dict(l=70, r=20, t=110 + 18 * title.count("<br>"), b=60),
                       legend=dict(orientation="h", yanchor="top", y=-0.1, x=0))
     for i in range(layers):
         where = dict(row=i // LAYER_COLUMNS + 1, col=i % LAYER_COLUMNS + 1)
         anchor = "x" if i == 0 else f"x{i + 1}"
         fig.update_yaxes(autorange="reversed", scaleanchor=anchor, constrain="domain", **where)
-        fig.update_xaxes(constrain="domain", side="top" if layers == 1 else "bottom", **where)
+        fig.update_xaxes(constrain="domain", **where)
     fig.update_xaxes(title_text=msg("gemm.x_title", lang), row=nrows, col=1)
     fig.update_yaxes(title_text=msg("gemm.y_title", lang), row=1, col=1)

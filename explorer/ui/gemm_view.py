@@ -83,7 +83,7 @@ def _tflops_metric(column, result: Result) -> None:
     peak = result.chip.peak_tflops(dtype) if dtype in result.chip.cube_precisions else 0.0
     delta = state.tr("ui.gemm.of_peak", share=f"{achieved / peak:.0%}", peak=f"{peak:,.1f}",
                      dtype=dtype) if peak else None
-    column.metric(run_view.metric_label("achieved_tflops"), f"{achieved:,.1f} TFLOPS",
+    column.metric(run_view.metric_label("achieved_tflops"), f"{achieved:,.1f}",
                   delta=delta, delta_color="off", help=state.tr("metric.achieved_tflops.def"),
                   border=True)
 
