@@ -91,12 +91,6 @@ def _pad(x, step):
     return _ceil(x, step) * step
 
 
-def _regions(b: ProgramBuilder, keys: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
-    """One GM region per distinct key (a panel chunk shared by the tiles that read it)."""
-    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    return b.regions(nbytes[first])[inverse]
-
-
 def build(chip: Chip, params: dict) -> Program:
     """Emit the GEMM: loads, MTE1 moves, MMADs and the output path, with queue deps."""
     p = check(chip, params)
@@ -134,9 +128,11 @@ def _emit_k_loop(b, chip, p, pl, core) -> dict[str, np.ndarray]:
                         zip(s["chunk_k"][ch], cols[ch])]) if sparse else \
         s["chunk_k"][ch] * cols[ch] * ib
     ld_a = b.transfer(step_core[ch], Pipe.MTE2, "Load A -> L1", Level.GM, Level.L1, a_bytes,
-                      seq[ch] + 1, region=_regions(b, a_key, a_bytes), task=s["tile"][ch])
+                      seq[ch] + 1, region=b.regions_by_key(a_key, a_bytes),
+                      task=s["tile"][ch])
     ld_b = b.transfer(step_core[ch], Pipe.MTE2, "Load B -> L1", Level.GM, Level.L1, b_bytes,
-                      seq[ch] + 2, region=_regions(b, b_key, b_bytes), task=s["tile"][ch])
+                      seq[ch] + 2, region=b.regions_by_key(b_key, b_bytes),
+                      task=s["tile"][ch])
     kpad = _pad(s["ksize"], chip.cube_k0(p["dtype_in"]))
     l0a_bytes = _pad(rows, 16) * kpad * ib
     l0b_bytes = kpad * _pad(cols, 16) * ib // (2 if sparse else 1)
@@ -179,7 +175,7 @@ def _emit_output(b, chip, p, pl, core, ids) -> np.ndarray:
     seq = ids["seq"][last]
     c_key = (t["r0"] // p["base_m"]) * _ceil(p["N"], p["base_n"]) + t["c0"] // p["base_n"]
     c_key = c_key * pl.grid.shape[2] + t["z"] if workspace else c_key
-    region = _regions(b, c_key, out_bytes)
+    region = b.regions_by_key(c_key, out_bytes)
     label = "Fixpipe -> workspace" if workspace else "Fixpipe C"
     if chip.has_fixpipe:
         out = b.transfer(core, Pipe.FIX, label, Level.L0C, Level.GM, out_bytes, seq + 6,
@@ -195,11 +191,13 @@ def _emit_output(b, chip, p, pl, core, ids) -> np.ndarray:
     b.depend(freed, ids["mmad"][last])  # the tile's last MMAD has accumulated
     b.depend(ids["mmad"][first], previous(freed, iteration_index(t["slot"]),
                                           2 if p["db_l0c"] else 1))  # L0C slot
-    if p["bias"]:
-        bias = b.transfer(core, Pipe.MTE2, "Load bias", Level.GM, Level.L1, t["cols"] * 4,
-                          ids["seq"][first], region=_regions(b, t["c0"] // p["base_n"],
-                                                            t["cols"] * 4))
-        b.depend(freed, bias)
+    if p["bias"] and not workspace:  # the fixpipe adds it, with partial z = 0 only
+        own = np.flatnonzero(t["z"] == 0)
+        bias = b.transfer(core[own], Pipe.MTE2, "Load bias", Level.GM, Level.L1,
+                          t["cols"][own] * 4, ids["seq"][first][own],
+                          region=b.regions_by_key(t["c0"][own] // p["base_n"],
+                                                   t["cols"][own] * 4))
+        b.depend(freed[own], bias)
     if pl.grid.shape[2] > 1 and not workspace:
         _serialise_atomics(b, t, out)
     return region

@@ -84,7 +84,7 @@ def _check_support(chip: Chip, p: dict) -> None:
 
 
 def _check_shapes(chip: Chip, p: dict) -> None:
-    k0 = chip.cube_k0(p["dtype_in"]) * (2 if p["sparsity"] != "dense" else 1)
+    k0 = _k_step(chip, p)
     for key, step in (("base_m", chip.cube_m0), ("base_n", chip.cube_n0), ("base_k", k0)):
         if p[key] % step:
             raise InputError(f"params.{key}", p[key], f"a multiple of {step} (cube fractal "
@@ -102,28 +102,56 @@ def _check_shapes(chip: Chip, p: dict) -> None:
                          "each split needs at least one K step (K / base_k)")
 
 
-def _check_capacity(chip: Chip, p: dict) -> None:
-    """Each buffer holds its tiles times its buffer count, or the tiling is refused."""
+def _usage(chip: Chip, p: dict) -> dict[str, tuple[int, int, str]]:
+    """Per buffer: (bytes this tiling needs, bytes it holds, the knob that sizes it)."""
     ib, l0 = IN_BYTES[p["dtype_in"]], 2 if p["db_l0"] else 1
-    need = {
-        "L0A": (p["base_m"] * p["base_k"] * ib * l0, chip.l0a_bytes, "base_k",
-                p["base_m"] * ib * l0),
-        "L0B": (b_tile_bytes(p, p["base_k"], p["base_n"]) * l0, chip.l0b_bytes, "base_k",
-                b_tile_bytes(p, 16, p["base_n"]) * l0 / 16),
+    use = {
+        "L0A": (p["base_m"] * p["base_k"] * ib * l0, chip.l0a_bytes, "base_k"),
+        "L0B": (b_tile_bytes(p, p["base_k"], p["base_n"]) * l0, chip.l0b_bytes, "base_k"),
         "L0C": (p["base_m"] * p["base_n"] * ACC_BYTES * (2 if p["db_l0c"] else 1),
-                chip.l0c_bytes, "base_n", p["base_m"] * ACC_BYTES * (2 if p["db_l0c"] else 1)),
-        "L1": (l1_bytes_needed(p), chip.l1_bytes, "depth_k", l1_bytes_needed(p) / p["depth_k"]),
+                chip.l0c_bytes, "base_n"),
+        "L1": (l1_bytes_needed(p), chip.l1_bytes, "depth_k"),
     }
     if chip.architecture == "coupled":  # L0C -> UB (fp32) -> GM: one C tile in UB
-        need["UB"] = (p["base_m"] * p["base_n"] * ACC_BYTES, chip.ub_bytes, "base_n",
-                      p["base_m"] * ACC_BYTES)
-    for buffer, (used, limit, knob, per_unit) in need.items():
+        use["UB"] = (p["base_m"] * p["base_n"] * ACC_BYTES, chip.ub_bytes, "base_n")
+    return use
+
+
+def _overflow(chip: Chip, p: dict) -> tuple[str, int, int, str] | None:
+    """The first buffer the tiling overflows, or None when everything fits."""
+    for buffer, (used, limit, knob) in _usage(chip, p).items():
         if used > limit:
-            fit = int(limit // per_unit)
-            step = 1 if knob == "depth_k" else 16
-            raise InputError(f"params.{knob}", p[knob], f"at most {fit // step * step} here: "
-                             f"{buffer} holds {limit} bytes, this tiling needs {used}",
-                             "turn off double buffering or use a smaller tile")
+            return buffer, used, limit, knob
+    return None
+
+
+def _largest_fit(chip: Chip, p: dict, knob: str) -> int | None:
+    """The largest value of ``knob`` (on its fractal step, at most the requested one) with
+    which every buffer fits, all other parameters unchanged; None if even the smallest fails."""
+    step = 1 if knob == "depth_k" else (_k_step(chip, p) if knob == "base_k" else 16)
+    lowest = -(-int(next(s.min for s in PARAMS if s.name == knob)) // step) * step
+    for value in range(p[knob] // step * step, lowest - 1, -step):
+        if _overflow(chip, {**p, knob: value}) is None:
+            return value
+    return None
+
+
+def _k_step(chip: Chip, p: dict) -> int:
+    return chip.cube_k0(p["dtype_in"]) * (2 if p["sparsity"] != "dense" else 1)
+
+
+def _check_capacity(chip: Chip, p: dict) -> None:
+    """Each buffer holds its tiles times its buffer count, or the tiling is refused with
+    the largest value of the knob that would fit (checked against every buffer)."""
+    over = _overflow(chip, p)
+    if over is None:
+        return
+    buffer, used, limit, knob = over
+    fit = _largest_fit(chip, p, knob)
+    allowed = f"at most {fit} here" if fit else "no value fits with the other settings"
+    raise InputError(f"params.{knob}", p[knob], f"{allowed}: {buffer} holds {limit} bytes, "
+                     f"this tiling needs {used}", "turn off double buffering or use a smaller "
+                     "tile")
 
 
 def check(chip: Chip, params: dict) -> dict:

@@ -59,8 +59,12 @@ def emit_reduction(b: ProgramBuilder, chip: Chip, p: dict, pl, regions: np.ndarr
         if z >= 2:
             b.depend(reads[z], adds[z - 2])  # two input buffers in UB
     tail = adds[-1]
-    if p["bias"]:
-        tail = _after(b, b.vector(core, "Add bias", elems, "fp32", base + 2 * Z), tail)
+    if p["bias"]:  # the bias slice comes from GM like the partials, then one vector Add
+        bias = b.transfer(core, Pipe.MTE2, "CopyIn bias", Level.GM, Level.UB, cols * 4,
+                          base + 2 * Z - 1,
+                          region=b.regions_by_key(t["c0"][tile] // p["base_n"], cols * 4))
+        tail = _after(b, b.vector(core, "Add bias", elems, "fp32", base + 2 * Z),
+                      np.stack([tail, bias]))
     if p["dtype_out"] != "fp32":
         tail = _after(b, b.vector(core, f"Cast -> {p['dtype_out']}", elems, "fp32",
                                   base + 2 * Z + 1), tail)

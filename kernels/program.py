@@ -147,6 +147,13 @@ class ProgramBuilder:
         self._n_regions += len(sizes)
         return ids
 
+    def regions_by_key(self, keys, nbytes) -> np.ndarray:
+        """One region per distinct key (e.g. a panel chunk that many tiles read), sized by
+        its first occurrence; returns the region id of every entry."""
+        keys, nbytes = np.asarray(keys), np.asarray(nbytes)
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return self.regions(nbytes[first])[inverse]
+
     def _add(self, **fields) -> np.ndarray:
         size = max(np.size(v) for v in fields.values())
         self.reserve(size, "use larger tiles or a smaller problem")
