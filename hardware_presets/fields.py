@@ -106,6 +106,7 @@ FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
     _f("fixpipe_fixed_cycles", "transfer", "cycles", int, 0, 100_000, True, 1, _NO_FIXPIPE),
     _f("gm_read_hbm_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
     _f("gm_read_l2_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
+    _f("gm_read_l1_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
     _f("gm_write_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
     _f("gm_read_latency_cycles", "transfer", "cycles", int, 0, 100_000, True, 10),
     _f("gm_write_latency_cycles", "transfer", "cycles", int, 0, 100_000, True, 10),

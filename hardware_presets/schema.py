@@ -77,6 +77,7 @@ class Chip:
     fixpipe_fixed_cycles: int
     gm_read_hbm_bytes_per_cycle: float
     gm_read_l2_bytes_per_cycle: float
+    gm_read_l1_bytes_per_cycle: float
     gm_write_bytes_per_cycle: float
     gm_read_latency_cycles: int
     gm_write_latency_cycles: int

@@ -104,7 +104,8 @@ def _transfer_cycles(c: dict, chip: Chip, cycles: np.ndarray):
     reads = gm == GM_READ
     cycles[reads] += chip.gm_read_latency_cycles
     cap_hbm[reads] = chip.gm_read_hbm_bytes_per_cycle
-    cap_l2[reads] = chip.gm_read_l2_bytes_per_cycle
+    cap_l2[reads] = np.where(dst[reads] == Level.L1, chip.gm_read_l1_bytes_per_cycle,
+                             chip.gm_read_l2_bytes_per_cycle)
     fix_write = (gm == GM_WRITE) & (c["pipe"] == Pipe.FIX)
     other_write = (gm == GM_WRITE) & ~fix_write
     if fix_write.any() and not chip.has_fixpipe:
