@@ -13,8 +13,11 @@ by the page; the controls stay as they were so the user can fix it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
+from explorer.core.i18n import t
 from explorer.ui import state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -135,13 +138,18 @@ def _widget(name: str, where, **kwargs):
     return widgets.param_widget(SPECS[name], key(name), where=where, **kwargs)
 
 
-def _dtype_label(chip: Chip):
+def labels(prefix: str) -> Callable[[str], str]:
+    """format_func naming a choice by ``<prefix>.<choice>`` (":" becomes "_"). The language
+    is bound now: a format_func may also be called outside the script run (AppTest)."""
+    lang = state.language()
+    return lambda choice: t(f"{prefix}.{choice.replace(':', '_')}", lang)
+
+
+def _dtype_label(chip: Chip) -> Callable[[str], str]:
     """Input precisions as offered: those the chip's cube lacks are marked (and refused)."""
-    def label(dtype: str) -> str:
-        if dtype in chip.cube_precisions:
-            return dtype
-        return state.tr("ui.gemm.not_on_chip", dtype=dtype, chip=chip.display_name)
-    return label
+    lang, have, name = state.language(), tuple(chip.cube_precisions), chip.display_name
+    return lambda dtype: dtype if dtype in have else t("ui.gemm.not_on_chip", lang,
+                                                        dtype=dtype, chip=name)
 
 
 def _problem(chip: Chip, where) -> dict:
@@ -158,7 +166,7 @@ def _problem(chip: Chip, where) -> dict:
             help=widgets.param_help(spec), **state.bound(key("quant_scale"), spec.default))
     p["bias"] = _widget("bias", where)
     p["sparsity"] = _widget("sparsity", where, options=SPECS["sparsity"].choices,
-                            format_func=lambda v: state.tr(f"ui.gemm.sparsity.{v.replace(':', '_')}"))
+                            format_func=labels("ui.gemm.sparsity"))
     return p
 
 
@@ -193,9 +201,9 @@ def _grid(chip: Chip, p: dict, where) -> dict:
             "grid_z": min(int(SPECS["grid_z"].max), _ceil(p["K"], p["base_k"]))}
     for name, hi in most.items():
         p[name] = _widget(name, where, max_value=_clamp(name, hi))
-    p["split_k_mode"] = _widget("split_k_mode", where, format_func=lambda v: state.tr(
-        f"ui.gemm.split_k_mode.{v}"))
-    p["policy"] = _widget("policy", where, format_func=lambda v: state.tr(f"ui.gemm.policy.{v}"))
+    p["split_k_mode"] = _widget("split_k_mode", where,
+                                format_func=labels("ui.gemm.split_k_mode"))
+    p["policy"] = _widget("policy", where, format_func=labels("ui.gemm.policy"))
     p["group"] = _widget("group", where)
     return p
 

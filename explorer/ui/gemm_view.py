@@ -15,7 +15,7 @@ from explorer import plots
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
 from explorer.plots import gemm as gemm_plots
-from explorer.ui import run_view, state
+from explorer.ui import gemm_controls, run_view, state
 from kernels import gemm
 
 METRIC_ROWS = (("makespan_us", "achieved_tflops", "aic_cube_ratio", "bound"),
@@ -61,7 +61,7 @@ def show_grid(scenario: Scenario) -> None:
     st.subheader(state.tr("ui.gemm.grid.title"))
     colour_by = st.radio(state.tr("ui.gemm.grid.colour_by"), gemm_plots.COLOUR_BY,
                          horizontal=True, help=state.tr("ui.gemm.grid.colour_by_help"),
-                         format_func=lambda v: state.tr(f"ui.gemm.grid.colour.{v}"),
+                         format_func=gemm_controls.labels("ui.gemm.grid.colour"),
                          **state.bound(COLOUR_BY, "slot"))
     pl = plan(scenario)
     run_view.show(grid_figure(scenario, state.language(), colour_by), key="task_grid")
