@@ -54,7 +54,7 @@ def step_budget(chip: Chip, p: dict) -> dict[str, float]:
     gm = p["base_m"] * p["base_k"] * ib + gp.b_tile_bytes(p, p["base_k"], p["base_n"])
     need = p["block_dim"] * gm / cube * chip.clock_MHz / 1000.0
     return {"cube": cube, "mte1": mte1, "gm_bytes": gm,
-            "mte2_l2": gm / chip.gm_read_l2_bytes_per_cycle,
+            "mte2_l2": gm / chip.gm_read_l1_bytes_per_cycle,
             "mte2_hbm": gm / chip.gm_read_hbm_bytes_per_cycle, "need_GBps": need,
             "hit": max(0.0, 1.0 - chip.hbm_bandwidth_GBps / need)}
 
