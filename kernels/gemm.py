@@ -142,7 +142,7 @@ def _emit_k_loop(b, chip, p, pl, core) -> dict[str, np.ndarray]:
                       l0b_bytes, seq + 4, task=s["tile"])
     mmad = b.mmad(step_core, "Mmad" + (" (sparse)" if sparse else ""), rows, cols,
                   _ceil(s["ksize"], 2) if sparse else s["ksize"],
-                  "fp16" if p["sparsity"] == "2:4" else p["dtype_in"], seq + 5, task=s["tile"])
+                  p["dtype_in"], seq + 5, task=s["tile"])
     chunk_of_step = np.cumsum(s["chunk_first"]) - 1
     _queue_deps(b, p, pl, ch, chunk_of_step, (ld_a, ld_b), (mv_a, mv_b), mmad, core)
     return {"mmad": mmad, "seq": seq, "step_core": step_core}
@@ -184,7 +184,8 @@ def _emit_output(b, chip, p, pl, core, ids) -> np.ndarray:
     else:
         freed = b.transfer(core, Pipe.V, "L0C -> UB", Level.L0C, Level.UB,
                            t["rows"] * t["cols"] * 4, seq + 6, task=np.arange(len(last)))
-        out = b.transfer(core, Pipe.MTE3, "CopyOut C", Level.UB, Level.GM, out_bytes,
+        out = b.transfer(core, Pipe.MTE3, "CopyOut -> workspace" if workspace else "CopyOut C",
+                         Level.UB, Level.GM, out_bytes,
                          seq + 7, region=region, task=np.arange(len(last)))
         b.depend(out, freed)
         b.depend(freed, previous(out, iteration_index(t["slot"]), 1))  # one C buffer in UB

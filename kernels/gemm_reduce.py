@@ -68,8 +68,10 @@ def emit_reduction(b: ProgramBuilder, chip: Chip, p: dict, pl, regions: np.ndarr
     if p["dtype_out"] != "fp32":
         tail = _after(b, b.vector(core, f"Cast -> {p['dtype_out']}", elems, "fp32",
                                   base + 2 * Z + 1), tail)
+    tile_bytes = t["rows"][tile] * cols * OUT_BYTES[p["dtype_out"]]
     write = b.transfer(core, Pipe.MTE3, "CopyOut C", Level.UB, Level.GM,
-                       elems * OUT_BYTES[p["dtype_out"]], base + 2 * Z + 2)
+                       elems * OUT_BYTES[p["dtype_out"]], base + 2 * Z + 2,
+                       region=b.regions_by_key(tile, tile_bytes))  # C stays tracked in L2
     b.depend(write, tail)
     b.depend(reads[0], previous(write, it, 1))  # accumulator / output buffer reused
     b.depend(reads[1], previous(write, it, 1))

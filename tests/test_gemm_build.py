@@ -94,7 +94,7 @@ def expected_counts(p: dict, chip) -> dict[str, int]:
     if chip.has_fixpipe:
         want["Fixpipe -> workspace" if workspace else "Fixpipe C"] = outs
     else:
-        want["L0C -> UB"] = want["CopyOut C"] = outs
+        want["L0C -> UB"] = want["CopyOut -> workspace" if workspace else "CopyOut C"] = outs
     if p["bias"] and not workspace:
         want["Load bias"] = t.c_tiles  # with partial z = 0 only: the fixpipe adds it once
     if workspace:
@@ -713,3 +713,11 @@ def test_default_4096_cubed_fp16_on_910b2_lands_near_the_cube_peak():
     assert 0.5 * peak < m["achieved_tflops"] < peak
     assert 0.5 < m["aic_cube_ratio"] <= 1.0
     assert m["l2_hit_rate"] > 0.5  # A and B panels are re-read by many tiles
+
+
+def test_coupled_workspace_split_k_labels_the_partials():
+    """910 workspace split-K: partials go out as "CopyOut -> workspace", C as "CopyOut C"."""
+    p = gemm.check(C910, dict(SMALL, block_dim=4, grid_z=2))
+    prog = build(C910, **p)
+    assert counts(prog) == expected_counts(p, C910)
+    assert bytes_of(prog, "CopyOut -> workspace") == p["M"] * p["N"] * 4 * 2
