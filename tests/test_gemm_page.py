@@ -91,7 +91,7 @@ def test_default_page_renders_a_large_gemm_near_the_cube_peak():
 
 @pytest.mark.parametrize(("preset", "cores"), [("910", 32), ("310P3", 8)])
 def test_coupled_presets_render(preset, cores):
-    at = gemm_page({"preset": preset}, **SMALL)
+    at = gemm_page({"preset": preset})  # the default 4096^3 fp16 GEMM
     assert widget(at, "block_dim").value == cores
     assert "Passed" in texts(at.success)
     assert not at.error

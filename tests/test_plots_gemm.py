@@ -137,5 +137,6 @@ def test_chinese_figure():
     grid = task_grid(26, 20, 1, 24, "swizzle", 4)
     en, zh = gp.task_grid_figure(grid, "en"), gp.task_grid_figure(grid, "zh")
     assert en.layout.title.text != zh.layout.title.text
-    assert "520 个任务分给 24 个核 = 21 个满波 + 16 个任务的尾波" in zh.layout.title.text
+    words = "520 个任务分给 24 个核 = 21 个满波 + 16 个任务的尾波"
+    assert words in zh.layout.title.text
     assert "GetBlockIdx" in heatmaps(zh)[0].hovertemplate
