@@ -19,7 +19,8 @@ from hardware_presets import Chip
 
 from . import gemm_numerics
 from .gemm_grid import TaskGrid, task_grid
-from .gemm_params import IN_BYTES, OUT_BYTES, PARAMS, b_tile_bytes, check  # noqa: F401
+from .gemm_params import (IN_BYTES, OUT_BYTES, PARAMS, b_tile_bytes, check,  # noqa: F401
+                          instruction_count)
 from .gemm_reduce import emit_reduction
 from .program import Level, Pipe, Program, ProgramBuilder
 from .tque import iteration_index, previous
@@ -94,21 +95,16 @@ def _pad(x, step):
 def build(chip: Chip, params: dict) -> Program:
     """Emit the GEMM: loads, MTE1 moves, MMADs and the output path, with queue deps."""
     p = check(chip, params)
-    pl = plan(p)
-    t, s = pl.tiles, pl.steps
     b = ProgramBuilder(NAME)
-    b.reserve(_instruction_estimate(pl, p), "use larger base tiles or a smaller problem")
+    b.reserve(instruction_count(p), "use larger base tiles or a smaller problem")
+    pl = plan(p)  # allocates per K step: only once the instruction cap has been checked
+    t, s = pl.tiles, pl.steps
     core = np.asarray(chip.cube_core_ids(), np.int64)[t["slot"]]
     ids = _emit_k_loop(b, chip, p, pl, core)
     c_regions = _emit_output(b, chip, p, pl, core, ids)
     if pl.grid.shape[2] > 1 and p["split_k_mode"] == "workspace":
         emit_reduction(b, chip, p, pl, c_regions, len(s["tile"]) * STAGES)
     return b.build()
-
-
-def _instruction_estimate(pl: Plan, p: dict) -> int:
-    s = pl.steps
-    return int(3 * len(s["tile"]) + 3 * s["chunk_first"].sum() + 3 * len(pl.tiles["r0"]))
 
 
 def _emit_k_loop(b, chip, p, pl, core) -> dict[str, np.ndarray]:

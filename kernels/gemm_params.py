@@ -102,24 +102,38 @@ def _check_shapes(chip: Chip, p: dict) -> None:
                          "each split needs at least one K step (K / base_k)")
 
 
-def _usage(chip: Chip, p: dict) -> dict[str, tuple[int, int, str]]:
-    """Per buffer: (bytes this tiling needs, bytes it holds, the knob that sizes it)."""
-    ib, l0 = IN_BYTES[p["dtype_in"]], 2 if p["db_l0"] else 1
+def buffer_use(chip: Chip, p: dict) -> dict[str, tuple[int, int, str, int]]:
+    """Per on-chip buffer: (bytes this tiling needs, bytes the chip has, the knob that
+    sizes it, buffer count). The capacity check and the page's occupancy bars both use it."""
+    ib = IN_BYTES[p["dtype_in"]]
+    l0, l0c, l1 = (2 if p[name] else 1 for name in ("db_l0", "db_l0c", "db_l1"))
     use = {
-        "L0A": (p["base_m"] * p["base_k"] * ib * l0, chip.l0a_bytes, "base_k"),
-        "L0B": (b_tile_bytes(p, p["base_k"], p["base_n"]) * l0, chip.l0b_bytes, "base_k"),
-        "L0C": (p["base_m"] * p["base_n"] * ACC_BYTES * (2 if p["db_l0c"] else 1),
-                chip.l0c_bytes, "base_n"),
-        "L1": (l1_bytes_needed(p), chip.l1_bytes, "depth_k"),
+        "L0A": (p["base_m"] * p["base_k"] * ib * l0, chip.l0a_bytes, "base_k", l0),
+        "L0B": (b_tile_bytes(p, p["base_k"], p["base_n"]) * l0, chip.l0b_bytes, "base_k", l0),
+        "L0C": (p["base_m"] * p["base_n"] * ACC_BYTES * l0c, chip.l0c_bytes, "base_n", l0c),
+        "L1": (l1_bytes_needed(p), chip.l1_bytes, "depth_k", l1),
     }
     if chip.architecture == "coupled":  # L0C -> UB (fp32) -> GM: one C tile in UB
-        use["UB"] = (p["base_m"] * p["base_n"] * ACC_BYTES, chip.ub_bytes, "base_n")
+        use["UB"] = (p["base_m"] * p["base_n"] * ACC_BYTES, chip.ub_bytes, "base_n", 1)
     return use
+
+
+def instruction_count(p: dict) -> int:
+    """Instructions of the K loop and the output path, counted without building anything:
+    a huge shape is refused before per-step arrays are allocated."""
+    tiles = _ceil(p["M"], p["base_m"]) * _ceil(p["N"], p["base_n"])
+    bk, depth = p["base_k"], p["depth_k"]
+    kz = _ceil(_ceil(p["K"], p["grid_z"]), bk) * bk
+    layers = _ceil(p["K"], kz)
+    last = p["K"] - (layers - 1) * kz
+    steps = (layers - 1) * (kz // bk) + _ceil(last, bk)
+    chunks = (layers - 1) * _ceil(kz // bk, depth) + _ceil(_ceil(last, bk), depth)
+    return 3 * tiles * (steps + chunks + layers)
 
 
 def _overflow(chip: Chip, p: dict) -> tuple[str, int, int, str] | None:
     """The first buffer the tiling overflows, or None when everything fits."""
-    for buffer, (used, limit, knob) in _usage(chip, p).items():
+    for buffer, (used, limit, knob, _) in buffer_use(chip, p).items():
         if used > limit:
             return buffer, used, limit, knob
     return None

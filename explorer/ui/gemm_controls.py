@@ -221,22 +221,6 @@ def controls(chip: Chip) -> dict:
 
 
 # ---- what the tiling occupies ------------------------------------------------------------
-def buffer_use(chip: Chip, p: dict) -> dict[str, tuple[int, int, int]]:
-    """Per on-chip buffer: (bytes the tiling needs, bytes the chip has, buffer count),
-    the same sums the kernel's capacity check makes (kernels.gemm_params)."""
-    ib = gp.IN_BYTES[p["dtype_in"]]
-    l0, l0c, l1 = (2 if p[name] else 1 for name in ("db_l0", "db_l0c", "db_l1"))
-    use = {
-        "L1": (gp.l1_bytes_needed(p), chip.l1_bytes, l1),
-        "L0A": (p["base_m"] * p["base_k"] * ib * l0, chip.l0a_bytes, l0),
-        "L0B": (gp.b_tile_bytes(p, p["base_k"], p["base_n"]) * l0, chip.l0b_bytes, l0),
-        "L0C": (p["base_m"] * p["base_n"] * gp.ACC_BYTES * l0c, chip.l0c_bytes, l0c),
-    }
-    if chip.architecture == "coupled":  # L0C -> UB (fp32) -> GM: one C tile in UB
-        use["UB"] = (p["base_m"] * p["base_n"] * gp.ACC_BYTES, chip.ub_bytes, 1)
-    return use
-
-
 def kib(n: float) -> str:
     return f"{n / 1024:,.1f}".rstrip("0").rstrip(".")
 
@@ -244,7 +228,7 @@ def kib(n: float) -> str:
 def occupancy(chip: Chip, p: dict) -> None:
     """One bar per buffer: "L0B: 64 of 64 KiB (100%), 2 buffers"; over-full bars say so."""
     st.caption(state.tr("ui.gemm.occupancy"))
-    for buffer, (used, limit, count) in buffer_use(chip, p).items():
+    for buffer, (used, limit, _, count) in gp.buffer_use(chip, p).items():
         msg_id = "ui.gemm.buffer_over" if used > limit else "ui.gemm.buffer"
         st.progress(min(1.0, used / limit), text=state.tr(
             msg_id, buffer=buffer, used=kib(used), total=kib(limit),
@@ -252,22 +236,9 @@ def occupancy(chip: Chip, p: dict) -> None:
 
 
 # ---- how big the program would be --------------------------------------------------------
-def instruction_count(p: dict) -> int:
-    """Instructions of the K loop and the output path, counted without building anything
-    (a huge shape must be refused before the kernel allocates per-step arrays)."""
-    tiles = _ceil(p["M"], p["base_m"]) * _ceil(p["N"], p["base_n"])
-    bk, depth = p["base_k"], p["depth_k"]
-    kz = _ceil(_ceil(p["K"], p["grid_z"]), bk) * bk
-    layers = _ceil(p["K"], kz)
-    last = p["K"] - (layers - 1) * kz
-    steps = (layers - 1) * (kz // bk) + _ceil(last, bk)
-    chunks = (layers - 1) * _ceil(kz // bk, depth) + _ceil(_ceil(last, bk), depth)
-    return 3 * tiles * (steps + chunks + layers)
-
-
 def check_size(p: dict) -> None:
     """Refuse programs too big to emulate interactively, saying what to change."""
-    count = instruction_count(p)
+    count = gp.instruction_count(p)
     if count > UI_MAX_INSTRUCTIONS:
         raise InputError("params.M, N, K", f"{p['M']} x {p['N']} x {p['K']}", state.tr(
             "ui.gemm.too_many", count=f"{count:,}", limit=f"{UI_MAX_INSTRUCTIONS:,}"),

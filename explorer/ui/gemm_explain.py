@@ -31,7 +31,7 @@ def tile_reuse(p: dict) -> float:
 def _occupancy_words(chip: Chip, p: dict) -> str:
     """ "L1 384 of 512 KiB · L0A 32 of 64 KiB · ..." for the tiling on screen."""
     parts = []
-    for buffer, (used, limit, _) in gemm_controls.buffer_use(chip, p).items():
+    for buffer, (used, limit, _, _) in gp.buffer_use(chip, p).items():
         parts.append(state.tr("ui.gemm.explain.use_part", buffer=buffer,
                               used=gemm_controls.kib(used), total=gemm_controls.kib(limit)))
     return " · ".join(parts)
