@@ -48,8 +48,7 @@ def _to_fp32(values) -> np.ndarray:
 def _fp16_add(acc16: np.ndarray, v32: np.ndarray) -> np.ndarray:
     """fp16(acc + v): the float64 sum of an fp16 and an fp32 value is exact whenever the
     result is below the fp16 overflow threshold, so this is one rounding."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return (acc16.astype(_F64) + v32.astype(_F64)).astype(_F16)
+    return (acc16.astype(_F64) + v32.astype(_F64)).astype(_F16)
 
 
 class Accumulator:
@@ -69,23 +68,30 @@ class Accumulator:
         self.stack: list[tuple[int, np.ndarray]] = []
 
     def add(self, v) -> None:
-        v = np.broadcast_to(_to_fp32(v), self.shape)
+        """Add one term (an array of ``shape``, or broadcastable to it)."""
+        v = _to_fp32(v)
+        if v.shape != self.shape:
+            v = np.broadcast_to(v, self.shape)
         with np.errstate(over="ignore", invalid="ignore"):
-            if self.strategy == "fp32":
-                self.s = self.s + v
-            elif self.strategy == "fp16":
-                self.s = _fp16_add(self.s, v)
-            elif self.strategy == "kahan":
-                y = v - self.c
-                t = self.s + y
-                self.c = (t - self.s) - y
-                self.s = t
-            else:
-                level, v = 0, np.array(v, _F32)
-                while self.stack and self.stack[-1][0] == level:
-                    v = self.stack.pop()[1] + v
-                    level += 1
-                self.stack.append((level, v))
+            self._add(v)
+
+    def _add(self, v: np.ndarray) -> None:
+        """add() for a float32 array of ``shape``, without checks (caller sets errstate)."""
+        if self.strategy == "fp32":
+            self.s = self.s + v
+        elif self.strategy == "fp16":
+            self.s = _fp16_add(self.s, v)
+        elif self.strategy == "kahan":
+            y = v - self.c
+            t = self.s + y
+            self.c = (t - self.s) - y
+            self.s = t
+        else:
+            level = 0
+            while self.stack and self.stack[-1][0] == level:
+                v = self.stack.pop()[1] + v
+                level += 1
+            self.stack.append((level, v))
 
     def result(self) -> np.ndarray:
         """The sum so far, float64 holder of the accumulator's value."""
@@ -128,10 +134,30 @@ def sum_sequence(values, strategy: str, *, axis: int = 0) -> np.ndarray:
             return np.add.accumulate(x, axis=0, dtype=_F32)[-1].astype(_F64)
         if strategy == "pairwise":
             return _pairwise(x).astype(_F64)
-    acc = Accumulator(strategy, x.shape[1:])
-    for row in x:
-        acc.add(row)
+        if x[0].size == 1:  # one long sequence: a loop over scalars is much faster
+            return np.full(x.shape[1:], _scalar_sum(x.ravel(), strategy), _F64)
+        acc = Accumulator(strategy, x.shape[1:])
+        for row in x:
+            acc._add(row)
     return acc.result()
+
+
+def _scalar_sum(x: np.ndarray, strategy: str) -> float:
+    """fp16 or Kahan sum of a 1-D float32 array, one numpy / Python scalar at a time
+    (the same arithmetic as Accumulator: fp32 scalar ops; fp16: the exact float64 sum
+    of the fp16 total and the fp32 term, rounded once to fp16)."""
+    if strategy == "fp16":
+        acc = 0.0
+        for v in x.tolist():
+            acc = float(_F16(acc + v))
+        return acc
+    s = c = _F32(0.0)
+    for v in x:
+        y = v - c
+        t = s + y
+        c = (t - s) - y
+        s = t
+    return float(s)
 
 
 def gemm_k_loop(A, B, *, compute: str = "fp16", accumulate: str = "fp32",
@@ -158,7 +184,7 @@ def gemm_k_loop(A, B, *, compute: str = "fp16", accumulate: str = "fp32",
     acc = Accumulator(accumulate, (a.shape[0], b.shape[1]))
     with np.errstate(over="ignore", invalid="ignore"):
         for k0 in range(0, a.shape[1], base_k):
-            acc.add((a[:, k0:k0 + base_k] @ b[k0:k0 + base_k]).astype(_F32))
+            acc._add((a[:, k0:k0 + base_k] @ b[k0:k0 + base_k]).astype(_F32))
     return acc.result()
 
 

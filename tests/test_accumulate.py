@@ -145,6 +145,17 @@ def test_streaming_accumulator_matches_sum_sequence(strategy):
 
 
 @pytest.mark.parametrize("strategy", ac.STRATEGIES)
+def test_one_long_sequence_sums_like_a_column(strategy):
+    """A 1-D sum (the scalar loop) equals the same column of a vectorised 2-D sum."""
+    rng = np.random.default_rng(13)
+    x = (rng.standard_normal((700, 3)) * 10.0 ** rng.integers(-2, 3, (700, 3))).astype(F32)
+    both = ac.sum_sequence(x, strategy)
+    for j in range(3):
+        assert ac.sum_sequence(x[:, j], strategy) == both[j]
+        assert ac.sum_sequence(x[:, j:j + 1], strategy)[0] == both[j]
+
+
+@pytest.mark.parametrize("strategy", ac.STRATEGIES)
 def test_every_strategy_within_its_bound(strategy):
     rng = np.random.default_rng(6)
     n = 1000
