@@ -196,7 +196,8 @@ def _safe_scale(scale: np.ndarray, reach: np.ndarray, qmax: float) -> np.ndarray
     that the largest magnitude never rounds past the last code (matters only where the
     division of tiny values is inexact)."""
     for _ in range(4):
-        over = reach / scale > qmax
+        with np.errstate(divide="ignore", over="ignore"):
+            over = reach / scale > qmax
         if not over.any():
             break
         scale = np.where(over, np.nextafter(scale, np.inf), scale)
