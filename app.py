@@ -15,4 +15,6 @@ st.navigation([
             url_path="vector_add", icon=":material/add_circle:"),
     st.Page("explorer/ui/pages/gemm.py", title=state.tr("nav.gemm"), url_path="gemm",
             icon=":material/grid_on:"),
+    st.Page("explorer/ui/pages/precision.py", title=state.tr("nav.precision"),
+            url_path="precision", icon=":material/tune:"),
 ]).run()

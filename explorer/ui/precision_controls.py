@@ -1,0 +1,158 @@
+"""Controls of the "Mixed precision" page: the kernel, its shape and data, and the user's
+precision configuration (storage / compute / accumulate / output formats, quantisation
+granularity, scheme and group size).
+
+Values live in session state under ``pr.<name>`` (see ``state.bound``) and in the URL, so
+a link reproduces a study. The choices depend on the kernel: the attention kernels compute
+in a float format and write float results, GEMM also offers the int8 Mmad and an int8 C;
+a value that the new kernel does not offer falls back to the blog's fp16 sandwich. What
+the chip cannot run is not hidden: it is offered, marked, and explained by the page.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from explorer.core import precision_study as ps
+from explorer.core.i18n import t
+from explorer.ui import state, widgets
+from hardware_presets import Chip
+from hardware_presets.errors import InputError
+from kernels.accumulate import STRATEGIES
+from kernels.params import ParamSpec
+from kernels.precision import chip_formats
+
+PREFIX = "pr."
+_LIM = {name: (lo, hi) for fam in ps.LIMITS.values() for name, lo, hi in fam}
+PARAMS = (
+    ParamSpec("kernel", str, "gemm", choices=ps.KERNELS),
+    ParamSpec("M", int, 1024, *_LIM["M"], log_scale=True),
+    ParamSpec("N", int, 1024, *_LIM["N"], log_scale=True),
+    ParamSpec("K", int, 1024, *_LIM["K"], log_scale=True),
+    ParamSpec("T", int, 4096, *_LIM["T"], log_scale=True),
+    ParamSpec("d", int, 128, choices=(64, 128, 256)),
+    ParamSpec("distribution", str, "gaussian", choices=ps.DISTRIBUTIONS),
+    ParamSpec("seed", int, 0, 0, 2**32 - 1),
+    ParamSpec("storage", str, "fp16", choices=ps.STORAGE_FORMATS),
+    ParamSpec("compute", str, "fp16", choices=ps.COMPUTE_FORMATS["gemm"]),
+    ParamSpec("accumulate", str, "fp32", choices=STRATEGIES),
+    ParamSpec("output", str, "fp16", choices=ps.OUTPUT_FORMATS["gemm"]),
+    ParamSpec("granularity", str, "channel", choices=ps.GRANULARITIES),
+    ParamSpec("scheme", str, "symmetric", choices=ps.SCHEMES),
+    ParamSpec("group_size", int, 128, 1, 4096),
+)
+SPECS = {spec.name: spec for spec in PARAMS}
+LABEL_PREFIX = "ui.precision.param"
+
+
+def key(name: str) -> str:
+    return PREFIX + name
+
+
+def value(name: str) -> object:
+    return st.session_state.get(key(name), SPECS[name].default)
+
+
+# ---- URL ---------------------------------------------------------------------------------
+def take_url() -> list[InputError]:
+    """Copy this page's URL parameters into session state; returns the refused ones."""
+    refused = []
+    for name, text in state.take_url_params().items():
+        try:
+            if name not in SPECS:
+                raise InputError(name, text, ", ".join(SPECS))
+            st.session_state[key(name)] = SPECS[name].check(text)
+        except InputError as exc:
+            refused.append(exc)
+    return refused
+
+
+# ---- labels ------------------------------------------------------------------------------
+def labels(prefix: str) -> Callable[[object], str]:
+    """format_func naming a choice by ``<prefix>.<choice>``; the language is bound now
+    (AppTest may call a format_func outside the script run)."""
+    lang = state.language()
+    return lambda choice: t(f"{prefix}.{choice}", lang)
+
+
+def _format_label(chip: Chip, unit: str) -> Callable[[str], str]:
+    """Formats as offered: those the chip's ``unit`` lacks are marked (and explained)."""
+    lang, have, name = state.language(), chip_formats(chip)[unit], chip.display_name
+    return lambda fmt: fmt if fmt in have else t("ui.precision.not_on_chip", lang, fmt=fmt,
+                                                 chip=name)
+
+
+def _widget(name: str, where, **kwargs):
+    return widgets.param_widget(SPECS[name], key(name), where=where, prefix=LABEL_PREFIX,
+                                **kwargs)
+
+
+def _keep_in(name: str, options: tuple, fallback: object) -> tuple:
+    """Make the session value one of ``options`` (a kernel switch may leave it outside)."""
+    if value(name) not in options:
+        st.session_state[key(name)] = fallback
+    return options
+
+
+# ---- the three groups --------------------------------------------------------------------
+def _problem(where) -> dict:
+    where.markdown(f"**{state.tr('ui.precision.group.problem')}**")
+    p = {"kernel": _widget("kernel", where, options=ps.KERNELS,
+                           format_func=labels("ui.precision.kernel"))}
+    names = ("M", "N", "K") if p["kernel"] == "gemm" else ("T", "d")
+    for name in names:
+        p[name] = _widget(name, where)
+    p["distribution"] = _widget("distribution", where,
+                                format_func=labels("ui.precision.distribution"))
+    p["seed"] = _widget("seed", where)
+    return p
+
+
+def _formats(chip: Chip, p: dict, where) -> dict:
+    where.markdown(f"**{state.tr('ui.precision.group.formats')}**")
+    fam = ps.family(p["kernel"])
+    compute = _keep_in("compute", ps.COMPUTE_FORMATS[fam], "fp16")
+    output = _keep_in("output", ps.OUTPUT_FORMATS[fam], "fp16")
+    p["storage"] = _widget("storage", where, options=ps.STORAGE_FORMATS)
+    p["compute"] = _widget("compute", where, options=compute,
+                           format_func=_format_label(chip, "cube"))
+    p["accumulate"] = _widget("accumulate", where, options=STRATEGIES,
+                              format_func=labels("ui.precision.strategy"))
+    p["output"] = _widget("output", where, options=output)
+    return p
+
+
+def _quantization(p: dict, where) -> dict:
+    where.markdown(f"**{state.tr('ui.precision.group.quant')}**")
+    if p["storage"] not in ps.INT_FORMATS:
+        where.caption(state.tr("ui.precision.quant_unused", storage=p["storage"]))
+    p["granularity"] = _widget("granularity", where,
+                               format_func=labels("ui.precision.granularity"))
+    p["scheme"] = _widget("scheme", where, format_func=labels("ui.precision.scheme"))
+    p["group_size"] = _widget("group_size", where)
+    return p
+
+
+def controls(chip: Chip) -> dict:
+    """Every widget in three bordered columns; returns the page parameters."""
+    left, middle, right = (column.container(border=True) for column in st.columns(3))
+    p = _problem(left)
+    p = _formats(chip, p, middle)
+    return _quantization(p, right)
+
+
+# ---- what the parameters mean ------------------------------------------------------------
+def shape(p: dict) -> tuple[int, ...]:
+    return (p["M"], p["N"], p["K"]) if p["kernel"] == "gemm" else (p["T"], p["d"])
+
+
+def config(p: dict) -> ps.PrecisionConfig:
+    return ps.PrecisionConfig(p["storage"], p["compute"], p["accumulate"], p["output"],
+                              p["granularity"], int(p["group_size"]), p["scheme"])
+
+
+def url_params(p: dict) -> dict:
+    """The parameters that describe the study (the other kernel's shape is left out)."""
+    skip = ("T", "d") if p["kernel"] == "gemm" else ("M", "N", "K")
+    return {k: v for k, v in p.items() if k not in skip}

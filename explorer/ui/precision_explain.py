@@ -1,0 +1,113 @@
+"""The "Mixed precision" page's explanations: why the user's configuration cannot run
+(translated), the "sandwich" picture of where each format lives, and what every choice
+is in Ascend C (Mmad input and output types, L0C accumulation, the Fixpipe's quantPre
+mode, Cast and AntiQuant on the vector unit).
+
+Prose lives in the catalogues (``ui.precision.map.*``, ``precision.problem.*``); here the
+configuration is only turned into message ids and values.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.core import precision_study as ps
+from explorer.plots import precision as pp
+from explorer.ui import run_view, state
+from kernels.precision import format_of
+
+#: Ascend C element types of the formats
+C_TYPES = {"fp16": "half", "bf16": "bfloat16_t", "fp32": "float", "hf32": "float",
+           "int8": "int8_t", "int4": "int4b_t", "int32": "int32_t"}
+
+
+def problems(kernel: str, shape: tuple, cfg: ps.PrecisionConfig) -> tuple[ps.Problem, ...]:
+    """Show why the user's configuration cannot run (translated); returns the problems."""
+    found = ps.problems(kernel, shape, cfg, state.chip())
+    for problem in found:
+        key = f"ui.precision.problem_{problem.status}"
+        st.error(state.tr(key, reason=state.tr(problem.msg_id, **problem.values)),
+                 icon=":material/error:")
+    if cfg.compute == "int8" and cfg.accumulate != "fp32":
+        st.info(state.tr("ui.precision.int8_acc", acc=cfg.accumulate), icon=":material/info:")
+    return found
+
+
+# ---- the sandwich ------------------------------------------------------------------------
+@st.cache_resource(max_entries=16, show_spinner=False)
+def sandwich(kernel: str, cfg: tuple, preset: str, overrides: tuple, lang: str) -> go.Figure:
+    config = ps.PrecisionConfig(*cfg)
+    stages = ps.stages(kernel, config, state.chip())
+    return pp.sandwich_figure(stages, lang, label=config.short())
+
+
+def show_sandwich(kernel: str, cfg: ps.PrecisionConfig, cfg_key: tuple,
+                  chip_args: tuple) -> None:
+    run_view.show(sandwich(kernel, cfg_key, *chip_args, state.language()), key="sandwich")
+    st.caption(state.tr("ui.precision.sandwich_caption"))
+
+
+# ---- Ascend C ----------------------------------------------------------------------------
+def _granularity_words(cfg: ps.PrecisionConfig, kernel: str) -> str:
+    words = state.tr(f"ui.precision.granularity.{cfg.granularity}")
+    if cfg.granularity == "group":
+        words += " " + state.tr("ui.precision.map.group_of", size=cfg.group_size,
+                                axis="K" if kernel == "gemm" else "d")
+    return words
+
+
+def _storage_line(kernel: str, cfg: ps.PrecisionConfig) -> str:
+    operand = state.tr("ui.precision.map.operand_gemm" if kernel == "gemm"
+                       else "ui.precision.map.operand_kv")
+    if cfg.quantized:
+        return state.tr("ui.precision.map.storage_int", operand=operand, fmt=cfg.storage,
+                        granularity=_granularity_words(cfg, kernel), scheme=state.tr(
+                            f"ui.precision.scheme.{cfg.scheme}"))
+    return state.tr("ui.precision.map.storage_float", operand=operand, fmt=cfg.storage,
+                    bytes=f"{format_of(cfg.storage).bytes:g}")
+
+
+def _vector_line(st_: dict) -> str:
+    if st_["vector_op"] == "antiquant":
+        return state.tr("ui.precision.map.antiquant", src=st_["ub_from"], dst=st_["ub_to"])
+    if st_["vector_op"] == "cast":
+        return state.tr("ui.precision.map.cast", src=st_["ub_from"], dst=st_["ub_to"])
+    return state.tr("ui.precision.map.no_vector")
+
+
+def _output_line(st_: dict, chip) -> str:
+    if not st_["has_fixpipe"]:
+        return state.tr("ui.precision.map.no_fixpipe", chip=chip.display_name,
+                        acc=st_["l0c"], out=st_["gm_out"])
+    mode = st_["fixpipe"]
+    return state.tr("ui.precision.map.fixpipe", mode=mode, out=st_["gm_out"],
+                    meaning=state.tr(f"ui.precision.map.mode.{mode}"))
+
+
+def mapping_lines(kernel: str, cfg: ps.PrecisionConfig) -> list[str]:
+    """The configuration in Ascend C, one markdown bullet per step."""
+    chip = state.chip()
+    st_ = ps.stages(kernel, cfg, chip)
+    lines = [_storage_line(kernel, cfg), state.tr("ui.precision.map.load"), _vector_line(st_)]
+    lines.append(state.tr("ui.precision.map.mmad", l0=st_["l0"], l0c=st_["l0c"],
+                          a=C_TYPES[st_["l0"]], c=C_TYPES[st_["l0c"]]))
+    if st_["hf32"]:
+        lines.append(state.tr("ui.precision.map.hf32"))
+    lines.append(state.tr(f"ui.precision.map.acc.{st_['acc']}"))
+    lines.append(_output_line(st_, chip))
+    if cfg.compute == "int8":
+        lines.append(state.tr("ui.precision.map.w8a8"))
+    if kernel != "gemm":
+        lines.append(state.tr("ui.precision.map.attention", compute=cfg.compute))
+    return lines
+
+
+def show_mapping(kernel: str, cfg: ps.PrecisionConfig) -> None:
+    st.markdown("\n".join(f"- {line}" for line in mapping_lines(kernel, cfg)))
+
+
+def explain() -> None:
+    """The background: bounds, quantisation granularity, the blog's claim."""
+    with st.expander(state.tr("ui.precision.explain.title"), expanded=False):
+        for part in ("formats", "bounds", "granularity", "cost"):
+            st.markdown(state.tr(f"ui.precision.explain.{part}"))
