@@ -1,0 +1,169 @@
+"""Reading model shapes: shipped presets by name, a user's TOML text or a plain dict.
+
+Same conventions as `hardware_presets`: TOML parsed with the standard library as data
+only, one file per model, every number an inline table with its provenance, and every
+refusal an `InputError` naming "file: shape.key", the value and what is allowed.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from hardware_presets.errors import InputError
+from hardware_presets.schema import Provenance
+from hardware_presets.validate import check_value
+
+from .schema import (CONFIDENCES, META_KEYS, MODEL_FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS,
+                     SECTION, STATUSES, ModelShape)
+
+MODEL_DIR = Path(__file__).resolve().parent
+#: Shipped presets: name -> file in this folder.
+MODELS: dict[str, str] = {
+    "llama3-8b": "llama3_8b.toml", "llama3-70b": "llama3_70b.toml",
+    "llama2-7b": "llama2_7b.toml", "llama2-70b": "llama2_70b.toml",
+    "qwen2.5-7b": "qwen2_5_7b.toml", "qwen2.5-72b": "qwen2_5_72b.toml",
+}
+MAX_TEXT = 64 * 1024
+_PARTS = ("value", "source", "status", "confidence", "note")
+_ENTRY_HELP = ('an inline table { value = ..., source = "...", status = "published|derived|'
+               'estimated", confidence = "H|M|L", note = "..." }')
+_USER = Provenance("user input", "override", "L", "a shape given by the user")
+
+
+def _hint(word: object, choices) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f"Did you mean {close[0]!r}?" if close else ""
+
+
+def list_models() -> tuple[str, ...]:
+    """Names of the shipped model presets (Llama 3, Llama 2, Qwen2.5)."""
+    return tuple(MODELS)
+
+
+def load_model(name: str) -> ModelShape:
+    """A shipped model preset by name ("llama3-70b"); see `list_models`."""
+    if not isinstance(name, str) or name not in MODELS:
+        raise InputError("model", name, "one of " + ", ".join(MODELS),
+                         hint=_hint(name, MODELS) or "Use model_from_dict for a shape of your own")
+    return _preset(name)
+
+
+@functools.cache
+def _preset(name: str) -> ModelShape:
+    path = MODEL_DIR / MODELS[name]
+    return load_model_text(path.read_text("utf-8"), origin=path.name)
+
+
+def load_model_text(text: str, origin: str = "<model text>") -> ModelShape:
+    """A model from TOML text in the preset schema; ``origin`` names it in messages."""
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
+        raise InputError(f"{origin}: text", type(text).__name__,
+                         f"TOML text of at most {MAX_TEXT} characters")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise InputError(f"{origin}: TOML", str(err), "a valid TOML document in the model "
+                         "schema (see llama3_8b.toml)") from None
+    return parse_model_document(doc, origin)
+
+
+def parse_model_document(doc: Mapping, origin: str) -> ModelShape:
+    """Validate a parsed model document ([shape] entries with provenance) -> ModelShape."""
+    for key, raw in doc.items():
+        if key not in META_KEYS + (SECTION,):
+            raise InputError(f"{origin}: {key}", raw, "a top-level key (" + ", ".join(META_KEYS)
+                             + f") or the section [{SECTION}]",
+                             hint=_hint(key, META_KEYS + (SECTION,) + tuple(MODEL_FIELDS)))
+    meta = {k: _text(doc.get(k), f"{origin}: {k}", 300 if k == "description" else 64)
+            for k in META_KEYS}
+    table = doc.get(SECTION)
+    if not isinstance(table, Mapping):
+        raise InputError(f"{origin}: [{SECTION}]", table,
+                         f"a [{SECTION}] table with the keys " + ", ".join(MODEL_FIELDS))
+    values, provs = {}, {}
+    for key, raw in table.items():
+        if key not in MODEL_FIELDS:
+            raise InputError(f"{origin}: {SECTION}.{key}", raw, "a key of [shape]: "
+                             + ", ".join(MODEL_FIELDS), hint=_hint(key, MODEL_FIELDS))
+        values[key], provs[key] = _entry(key, raw, f"{origin}: {SECTION}.{key}")
+    return build_model(meta, values, provs, origin, lambda k: f"{origin}: {SECTION}.{k}")
+
+
+def model_from_dict(d: Mapping, origin: str = "user shape") -> ModelShape:
+    """A user's own shape from plain numbers: {"layers": 32, "q_heads": 32, "kv_heads": 8,
+    "head_dim": 128, "hidden": 4096, "params_B": 8.0} plus optional "intermediate_size",
+    "name", "display_name", "description". Provenance of every number: user input."""
+    if not isinstance(d, Mapping):
+        raise InputError(f"{origin}", type(d).__name__, "a mapping of shape fields")
+    allowed = META_KEYS + tuple(MODEL_FIELDS)
+    for key, raw in d.items():
+        if key not in allowed:
+            raise InputError(f"{origin}: {key}", raw, "one of " + ", ".join(allowed),
+                             hint=_hint(key, allowed))
+    meta = {"name": d.get("name", "custom"), "display_name": d.get("display_name", "Custom model"),
+            "description": d.get("description", "A shape given by the user")}
+    meta = {k: _text(v, f"{origin}: {k}", 300 if k == "description" else 64)
+            for k, v in meta.items()}
+    values = {k: check_value(MODEL_FIELDS[k], d[k], f"{origin}: {k}")
+              for k in MODEL_FIELDS if k in d}
+    provs = {k: _USER for k in values}
+    return build_model(meta, values, provs, origin, lambda k: f"{origin}: {k}")
+
+
+def build_model(meta: Mapping, values: Mapping, provs: Mapping, origin: str, where) -> ModelShape:
+    """Check required fields and the rules that tie fields together; build the shape."""
+    for key in REQUIRED_FIELDS:
+        if key not in values:
+            raise InputError(where(key), "<missing>", MODEL_FIELDS[key].allowed())
+    values = {**{k: 0 for k in OPTIONAL_FIELDS}, **values}
+    q, kv = values["q_heads"], values["kv_heads"]
+    if q % kv:
+        divisors = [d for d in range(1, q + 1) if q % d == 0]
+        raise InputError(where("kv_heads"), kv, f"a divisor of q_heads = {q} (each KV head "
+                         "serves a whole GQA group of query heads): " + ", ".join(map(str, divisors)))
+    width = values["head_dim"] * q
+    if width != values["hidden"]:
+        raise InputError(where("hidden"), values["hidden"],
+                         f"head_dim x q_heads = {values['head_dim']} x {q} = {width} "
+                         "(the attention width equals the hidden size in every supported model)",
+                         hint="Check head_dim and q_heads too")
+    prov = dict(provs)
+    prov.update({k: Provenance("not given", "override", "L", "optional field left out")
+                 for k in OPTIONAL_FIELDS if k not in provs})
+    return ModelShape(**meta, **values, provenance=tuple((k, prov[k]) for k in MODEL_FIELDS),
+                      origin=origin)
+
+
+def _text(value: object, label: str, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > limit \
+            or not value.isprintable():
+        raise InputError(label, value, f"a text of 1 to {limit} printable characters")
+    return value
+
+
+def _entry(key: str, raw: object, where: str) -> tuple[int | float, Provenance]:
+    if not isinstance(raw, Mapping):
+        raise InputError(where, raw, _ENTRY_HELP)
+    for part in raw:
+        if part not in _PARTS:
+            raise InputError(f"{where}.{part}", raw[part], "one of the parts " + ", ".join(_PARTS))
+    for part in ("value", "source", "status", "confidence"):
+        if part not in raw:
+            raise InputError(f"{where}.{part}", "<missing>", _ENTRY_HELP)
+    value = check_value(MODEL_FIELDS[key], raw["value"], f"{where}.value")
+    source = _text(raw["source"], f"{where}.source", 300)
+    if raw["status"] not in STATUSES:
+        raise InputError(f"{where}.status", raw["status"], "one of " + ", ".join(STATUSES))
+    if raw["confidence"] not in CONFIDENCES:
+        raise InputError(f"{where}.confidence", raw["confidence"],
+                         "one of H (vendor), M (mirror or derived), L (press or interpretation)")
+    note = raw.get("note", "")
+    if raw["status"] != "published" and not (isinstance(note, str) and note.strip()):
+        raise InputError(f"{where}.note", note, f"a note saying what the {raw['status']} "
+                         "value rests on")
+    if not isinstance(note, str) or len(note) > 1000 or not note.isprintable():
+        raise InputError(f"{where}.note", note, "a text of 0 to 1000 printable characters")
+    return value, Provenance(source, raw["status"], raw["confidence"], note)
