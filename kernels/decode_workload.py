@@ -108,7 +108,8 @@ def context_lengths(distribution: str, batch: int, *, mean: int, max_len: int,
       [ceil(0.75 x max_len), max_len] (long documents); the other 80 % short, uniform over
       [ceil(mean / 2), floor(3 mean / 2)] (chat turns; ``mean`` is the short mode's centre).
       The modes are distinct when 1.5 x mean < 0.75 x max_len.
-    * "list": ``lengths`` exactly (one per sequence, each 1..max_len; refused otherwise).
+    * "list": ``lengths`` exactly (one per sequence, each 1..max_len; refused otherwise);
+      ``mean`` and ``rng`` are not used.
 
     Randomness only through ``rng``: the same seed gives the same lengths.
     """
