@@ -11,11 +11,13 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO_ROOT / ".numba_cache"))
 # Tests run the jit engine with bounds checks: an out-of-range index becomes an IndexError
-# naming the test instead of silent corruption or a segfault (the app and benchmarks run
-# without them; numba caches the two builds separately).
+# naming the test instead of silent corruption or a segfault. Numba's cache does not tell
+# a bounds-checked build from a plain one, so the checked builds go to a folder of their
+# own; otherwise the app and benchmarks would load the slower code after a test run.
 os.environ.setdefault("NUMBA_BOUNDSCHECK", "1")
+_cache = Path(os.environ.get("NUMBA_CACHE_DIR", str(REPO_ROOT / ".numba_cache")))
+os.environ["NUMBA_CACHE_DIR"] = str(_cache / f"boundscheck-{os.environ['NUMBA_BOUNDSCHECK']}")
 
 from hypothesis import HealthCheck, settings  # noqa: E402  (after the environment is set)
 
