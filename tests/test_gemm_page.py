@@ -6,50 +6,29 @@ L0B, a huge problem, a bad link) is a translated message, and Chinese works.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
+from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
+
 PAGE = "explorer/ui/pages/gemm.py"
 SMALL = {"M": 512, "N": 512, "K": 512}  # 4 x 2 = 8 tasks: quick to emulate
+PREFIX = "w.gm."
 
 
-def run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+def widget(at: AppTest, name: str):
+    return find(at, PREFIX + name)
+
+
+def set_values(at: AppTest, **values) -> AppTest:
+    return set_widgets(at, PREFIX, **values)
 
 
 def gemm_page(query: dict | None = None, **values) -> AppTest:
     """The app started from its entry point, switched to the GEMM page, widgets set."""
-    at = AppTest.from_file(str(APP), default_timeout=180)
-    at.query_params.update(query or {})
-    run(at)
-    run(at.switch_page(PAGE))
-    if values:
-        set_values(at, **values)
-    return at
-
-
-def widget(at: AppTest, name: str):
-    key = f"w.gm.{name}"
-    for kind in ("number_input", "selectbox", "slider", "radio", "toggle", "select_slider"):
-        found = [w for w in at.get(kind) if getattr(w, "key", None) == key]
-        if found:
-            return found[0]
-    raise KeyError(name)
-
-
-def set_values(at: AppTest, **values) -> AppTest:
-    for name, value in values.items():
-        widget(at, name).set_value(value)
-    return run(at)
-
-
-def texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements).replace("\\", "")
+    at = open_page(PAGE, query, timeout=180)
+    return set_values(at, **values) if values else at
 
 
 def metric(at: AppTest, label_start: str) -> str:

@@ -6,48 +6,29 @@ the blog routine's verdict comes from the run, links set the study, and Chinese 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
+from tests.apptest_helpers import open_page, set_widgets, texts, widget as find
+
 PAGE = "explorer/ui/pages/precision.py"
 SMALL = {"M": "256", "N": "256", "K": "256"}  # quick to measure and to emulate
+PREFIX = "w.pr."
 
 
-def run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+def widget(at: AppTest, name: str):
+    return find(at, PREFIX + name)
+
+
+def set_values(at: AppTest, **values) -> AppTest:
+    return set_widgets(at, PREFIX, **values)
 
 
 def precision_page(query: dict | None = None, **values) -> AppTest:
     """The app from its entry point, switched to the precision page, widgets set."""
-    at = AppTest.from_file(str(APP), default_timeout=240)
-    at.query_params.update({**SMALL, **(query or {})})
-    run(at)
-    run(at.switch_page(PAGE))
+    at = open_page(PAGE, {**SMALL, **(query or {})}, timeout=240)
     return set_values(at, **values) if values else at
-
-
-def widget(at: AppTest, name: str):
-    key = f"w.pr.{name}"
-    for kind in ("number_input", "selectbox", "slider", "radio", "select_slider"):
-        found = [w for w in at.get(kind) if getattr(w, "key", None) == key]
-        if found:
-            return found[0]
-    raise KeyError(name)
-
-
-def set_values(at: AppTest, **values) -> AppTest:
-    for name, value in values.items():
-        widget(at, name).set_value(value)
-    return run(at)
-
-
-def texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements).replace("\\", "")
 
 
 def table(at: AppTest):
