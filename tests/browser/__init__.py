@@ -153,3 +153,34 @@ def stop_process_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def wait_for_change(read, before: str, timeout_s: float = 30.0) -> str:
+    """Poll ``read()`` (e.g. a locator's inner_text) until it differs from ``before``:
+    a rerun has redrawn it."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        now = read()
+        if now != before:
+            return now
+        time.sleep(0.2)
+    raise AssertionError(f"{before!r} stayed the same for {timeout_s:.0f} s")
+
+
+def microseconds(text: str) -> float:
+    """A metric such as "1,234.5 µs" as a number."""
+    return float(text.split()[0].replace(",", ""))
+
+
+def open_rendered(page, url: str, title: str) -> None:
+    """Open ``url``, wait for the script and a chart, and check the page's title text."""
+    page.goto(url)
+    wait_for_app(page)
+    wait_for_chart(page)
+    assert page.get_by_text(title).count() >= 1
+
+
+def assert_clean(page, name: str) -> None:
+    """No exception on the page; keep a screenshot under test-output/ as ``name``."""
+    assert exception_texts(page) == []
+    screenshot(page, name)

@@ -4,27 +4,16 @@ nothing raises. Screenshots in English and Chinese land in test-output/ for a hu
 """
 from __future__ import annotations
 
-import time
 
-from tests.browser import CHART, exception_texts, screenshot, wait_for_app, wait_for_chart
+from tests.browser import (CHART, exception_texts, microseconds, open_rendered, screenshot,
+                           wait_for_app, wait_for_chart, wait_for_change)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 CHARTS_PER_RUN = 7  # task grid, timeline, roofline, ratios, traffic, load balance, bandwidth
 
 
-def _wait_for_change(read, before: str, timeout_s: float = 30.0) -> str:
-    """Poll ``read()`` until it differs from ``before`` (a rerun has redrawn it)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        now = read()
-        if now != before:
-            return now
-        time.sleep(0.2)
-    raise AssertionError(f"stayed the same for {timeout_s:.0f} s")
 
 
-def _microseconds(text: str) -> float:
-    return float(text.split()[0].replace(",", ""))
 
 
 def test_gemm_page_redraws_when_controls_change(app_url, page):
@@ -38,19 +27,19 @@ def test_gemm_page_redraws_when_controls_change(app_url, page):
     page.locator('[data-testid="stSelectbox"]').filter(has_text="Task order").click()
     page.get_by_role("option", name="column-major (y outer)").click()
     wait_for_app(page)
-    _wait_for_change(grid.inner_html, picture)
+    wait_for_change(grid.inner_html, picture)
     assert "policy=col_major" in page.url
 
     makespan = page.locator(METRIC_VALUE).first
     large = makespan.inner_text()
     page.get_by_role("button", name="Small: 256 × 256 × 8192").click()
     wait_for_app(page)
-    before = _wait_for_change(makespan.inner_text, large)
+    before = wait_for_change(makespan.inner_text, large)
     assert before.endswith("µs")
     page.get_by_role("button", name="Small + split-K (Z = 8)").click()
     wait_for_app(page)
-    after = _wait_for_change(makespan.inner_text, before)
-    assert _microseconds(after) < _microseconds(before)  # 16 tasks instead of 2
+    after = wait_for_change(makespan.inner_text, before)
+    assert microseconds(after) < microseconds(before)  # 16 tasks instead of 2
     wait_for_chart(page)
     assert "grid_z=8" in page.url
     assert exception_texts(page) == []
@@ -59,10 +48,7 @@ def test_gemm_page_redraws_when_controls_change(app_url, page):
 
 
 def test_gemm_page_in_chinese(app_url, page):
-    page.goto(f"{app_url}/gemm?lang=zh&preset=910B4")
-    wait_for_app(page)
-    wait_for_chart(page)
-    assert page.get_by_text("GEMM 与三维任务网格").count() >= 1
+    open_rendered(page, f"{app_url}/gemm?lang=zh&preset=910B4", "GEMM 与三维任务网格")
     assert page.get_by_text("哪个核计算 C 的哪一部分").count() >= 1
     assert exception_texts(page) == []
     page.locator(CHART).first.scroll_into_view_if_needed()

@@ -4,22 +4,13 @@ of both pages (English and Chinese) land in test-output/ for a human look.
 """
 from __future__ import annotations
 
-import time
 
-from tests.browser import exception_texts, screenshot, wait_for_app, wait_for_chart
+from tests.browser import (assert_clean, exception_texts, microseconds, open_rendered,
+                           screenshot, wait_for_app, wait_for_chart, wait_for_change)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 
 
-def _wait_for_change(locator, before: str, timeout_s: float = 30.0) -> str:
-    """Poll a locator's text until it differs from ``before`` (a rerun has redrawn it)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        text = locator.inner_text()
-        if text != before:
-            return text
-        time.sleep(0.2)
-    raise AssertionError(f"text stayed {before!r} for {timeout_s:.0f} s")
 
 
 def test_playground_redraws_when_buffer_num_changes(app_url, page):
@@ -34,8 +25,8 @@ def test_playground_redraws_when_buffer_num_changes(app_url, page):
     radio = page.locator('[data-testid="stRadio"]').filter(has_text="BUFFER_NUM")
     radio.get_by_text("1", exact=True).click()
     wait_for_app(page)
-    after = _wait_for_change(makespan, before)
-    assert float(after.split()[0].replace(",", "")) > float(before.split()[0].replace(",", ""))
+    after = wait_for_change(makespan.inner_text, before)
+    assert microseconds(after) > microseconds(before)
     wait_for_chart(page)
     assert page.locator('[data-testid="stPlotlyChart"]').count() >= 6
     assert "buffer_num=1" in page.url
@@ -44,15 +35,7 @@ def test_playground_redraws_when_buffer_num_changes(app_url, page):
 
 
 def test_chinese_pages_render(app_url, page):
-    page.goto(f"{app_url}/?lang=zh&preset=910B4")
-    wait_for_app(page)
-    wait_for_chart(page)
-    assert page.get_by_text("芯片：Ascend 910B4").count() >= 1
-    assert exception_texts(page) == []
-    screenshot(page, "chip_zh")
-    page.goto(f"{app_url}/vector_add?lang=zh&n=65536")
-    wait_for_app(page)
-    wait_for_chart(page)
-    assert page.get_by_text("向量加法实验台").count() >= 1
-    assert exception_texts(page) == []
-    screenshot(page, "playground_zh")
+    open_rendered(page, f"{app_url}/?lang=zh&preset=910B4", "芯片：Ascend 910B4")
+    assert_clean(page, "chip_zh")
+    open_rendered(page, f"{app_url}/vector_add?lang=zh&n=65536", "向量加法实验台")
+    assert_clean(page, "playground_zh")
