@@ -1,0 +1,177 @@
+"""Decode attention on the vector cores (AIV), and split-KV's combine step.
+
+Per task (a sequence's group of ``heads_per_pass`` KV heads over a token range) the
+vector core loads q once, then streams the cache tile by tile through UB, as an Ascend C
+kernel with TQue ping-pong (BUFFER_NUM slots for K and V tiles) does:
+
+    CopyIn K (MTE2) -> Cast/dequantise K -> Mul q*K -> ReduceSum (scores) ->
+    online softmax update (max, sub, scale) -> Exp -> CopyIn V (MTE2) -> Cast V ->
+    Mul p*V -> ReduceSum + rescale o
+
+and at the end divides o by the running sum and writes the output (MTE3). The g query
+heads of a GQA group are processed one at a time over a T x d fp32 scratch, so one API
+call covers g x T x d elements. With split-KV (flash-decoding) a task covers one chunk
+and writes (o, m, l) partials in fp32; after a SyncAll, one combine task per (sequence,
+head group) streams the chunks' partials and rescales them with log-sum-exp weights.
+
+Cache tiles are read once per step, so their reads carry no L2 region (L2 cannot serve
+them); partials and q use regions, so L2 hits show where they happen.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hardware_presets import Chip
+
+from .decode_params import FP32, kv_bytes, out_dtype, token_scale_bytes
+from .decode_tasks import ITER_EXTRA, Tasks, Tiles, make_tasks, make_tiles
+from .models import ModelShape
+from .program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
+from .scheduling import assign, core_order
+from .tque import iteration_index, previous
+
+STAGES = 10
+TILE_OPS = 10  # instructions per tile
+TASK_OPS = 4  # CopyIn q, Cast q, Div/Cast, CopyOut
+
+
+def tasks_for(chip: Chip, p: dict, model: ModelShape, lengths) -> Tasks:
+    """The vector attention's tasks for these lengths, on block_dim vector cores."""
+    cores = p["block_dim"] or len(chip.vector_core_ids())
+    return make_tasks(lengths, model.kv_heads, p["heads_per_pass"], p["split_tokens"],
+                      p["tile_tokens"], cores, p["policy"])
+
+
+def instruction_count(chip: Chip, p: dict, model: ModelShape, lengths) -> int:
+    """Instructions `emit` will add (checked against the cap before building)."""
+    tasks = tasks_for(chip, p, model, lengths)
+    count = TILE_OPS * int(tasks.n_tiles.sum()) + TASK_OPS * len(tasks)
+    split = tasks.chunks > 1
+    if not split.any():
+        return count
+    combines = int((split & (tasks.t0 == 0)).sum())
+    return count + 2 * int(split.sum()) + 2 * combines + \
+        (p["block_dim"] or len(chip.vector_core_ids()))
+
+
+def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
+         seq0: int) -> int:
+    """Emit the attention (and the combine for split-KV); returns the next free seq."""
+    cores = np.asarray(chip.vector_core_ids(), np.int64)[:p["block_dim"] or None]
+    tasks = tasks_for(chip, p, model, lengths)
+    tiles = make_tiles(tasks, p["tile_tokens"])
+    core = cores[tasks.slot]
+    _emit_headers(b, p, model, tasks, core, seq0)
+    _emit_tiles(b, p, model, tiles, tasks, core, seq0)
+    parts = _emit_trailers(b, p, model, tasks, core, seq0)
+    nxt = seq0 + int((tasks.it_end.max(initial=0) + 1)) * STAGES
+    if parts is None:
+        return nxt
+    b.sync_all(cores, nxt)
+    return _emit_combine(b, p, model, tasks, cores, parts, nxt + 1)
+
+
+def _emit_headers(b, p, model, tasks, core, seq0) -> None:
+    """CopyIn q (g query heads per KV head) and its Cast to fp32, per task."""
+    g, d = model.gqa_group, model.head_dim
+    qe = tasks.heads * g * d
+    s = seq0 + tasks.it0 * STAGES
+    load = b.transfer(core, Pipe.MTE2, "CopyIn q", Level.GM, Level.UB,
+                      qe * DTYPE_BYTES[out_dtype(p)], s, task=tasks.seq)
+    cast = b.vector(core, "Cast q -> fp32", qe, "fp32", s + 1, task=tasks.seq)
+    b.depend(cast, load)
+    b.depend(load, previous(cast, tasks.ordinal, 1))  # one q buffer
+
+
+def _emit_tiles(b, p, model, tiles, tasks, core, seq0) -> None:
+    """The per-tile loop with K and V queues of BUFFER_NUM slots (the vector pipe runs
+    its instructions in program order, so only the queues need edges)."""
+    g, d, bn = model.gqa_group, model.head_dim, p["buffer_num"]
+    h, tk, c = tasks.heads[tiles.task], tiles.tokens, core[tiles.task]
+    s, seqs = seq0 + tiles.it * STAGES, tasks.seq[tiles.task]
+    in_bytes = tk * h * (d * kv_bytes(p) + token_scale_bytes(p))
+    passes = 2 if kv_bytes(p) == 1 else 1  # int8: Cast, then Mul by the scale
+    big = h * g * tk * d
+
+    def vec(label, elems, offset, vclass=VClass.SIMPLE):
+        return b.vector(c, label, elems, "fp32", s + offset, vclass=vclass, task=seqs)
+
+    ld_k = b.transfer(c, Pipe.MTE2, "CopyIn K", Level.GM, Level.UB, in_bytes, s, task=seqs)
+    cast_k = vec("Cast K -> fp32" if passes == 1 else "Dequant K", passes * tk * h * d, 1)
+    vec("Mul q*K", big, 2)
+    vec("ReduceSum -> scores", big, 3)
+    vec("Softmax update (max, sub, scale)", 3 * h * g * tk + 2 * h * g, 4)
+    vec("Exp", h * g * (tk + 1), 5, VClass.SPECIAL)
+    ld_v = b.transfer(c, Pipe.MTE2, "CopyIn V", Level.GM, Level.UB, in_bytes, s + 6, task=seqs)
+    cast_v = vec("Cast V -> fp32" if passes == 1 else "Dequant V", passes * tk * h * d, 7)
+    vec("Mul p*V", big, 8)
+    vec("ReduceSum + rescale o", big + 2 * h * g * d, 9)
+    for load, cast in ((ld_k, cast_k), (ld_v, cast_v)):
+        b.depend(cast, load)  # DeQue waits for EnQue
+        b.depend(load, previous(cast, tiles.u, bn))  # AllocTensor waits for a free slot
+
+
+def _emit_trailers(b, p, model, tasks, core, seq0):
+    """Divide by the running sum, Cast and CopyOut (whole tasks), or pack the fp32
+    partials (o, m, l) of split tasks and write them; returns the partials' (CopyOut ids,
+    regions) or None without split."""
+    g, d = model.gqa_group, model.head_dim
+    s = seq0 + tasks.it_end * STAGES
+    part = tasks.chunks > 1
+    oe = tasks.heads * g * d
+    nbytes = np.where(part, tasks.heads * g * (d + 2) * FP32, oe * DTYPE_BYTES[out_dtype(p)])
+    fin = np.empty(len(tasks), np.int64)
+    for mask, label, elems in ((~part, "Div o/l, Cast", 2 * oe),
+                               (part, "Pack partials (o, m, l)", 2 * tasks.heads * g)):
+        if mask.any():
+            fin[mask] = b.vector(core[mask], label, elems[mask], "fp32", s[mask],
+                                 task=tasks.seq[mask])
+    region = b.regions(nbytes)
+    out = b.transfer(core, Pipe.MTE3, "CopyOut o", Level.UB, Level.GM, nbytes, s + 1,
+                     region=region, task=tasks.seq)
+    b.depend(out, fin)
+    b.depend(fin, previous(out, tasks.ordinal, p["buffer_num"]))
+    return (out, region) if part.any() else None
+
+
+def _emit_combine(b, p, model, tasks, cores, parts, seq0) -> int:
+    """One combine task per split (sequence, head group): stream its chunks' partials
+    (CopyIn, log-sum-exp rescale and add), then divide and CopyOut the output."""
+    g, d = model.gqa_group, model.head_dim
+    out, region = parts
+    split = np.flatnonzero(tasks.chunks > 1)
+    key = tasks.seq[split] * 65536 + tasks.head0[split]
+    srt = split[np.lexsort((tasks.t0[split], key))]  # partials grouped by combine task
+    key = tasks.seq[srt] * 65536 + tasks.head0[srt]
+    first = np.r_[True, key[1:] != key[:-1]]
+    combine_of = np.cumsum(first) - 1
+    n_comb = int(combine_of.max(initial=-1)) + 1
+    slots = assign(n_comb, len(cores), p["policy"])
+    order, ordinal = core_order(slots)
+    rank = np.empty(n_comb, np.int64)
+    rank[order] = np.arange(n_comb)
+    pos = np.argsort(rank[combine_of], kind="stable")  # partials in execution order
+    srt, comb = srt[pos], combine_of[pos]
+    core = cores[slots[comb]]
+    u = iteration_index(slots[comb])
+    s = seq0 + (u + 2 * ordinal[rank[comb]]) * 3
+    pe = tasks.heads[srt] * g * (d + 2)
+    ld = b.transfer(core, Pipe.MTE2, "CopyIn partials", Level.GM, Level.UB, pe * FP32, s,
+                    region=region[srt], task=tasks.seq[srt])
+    b.depend(ld, out[srt])
+    upd = b.vector(core, "Log-sum-exp combine", 3 * pe, "fp32", s + 1, task=tasks.seq[srt])
+    b.depend(upd, ld)
+    b.depend(ld, previous(upd, u, p["buffer_num"]))
+    return _combine_outputs(b, p, model, tasks, srt, comb, core, s, int(s.max(initial=seq0)))
+
+
+def _combine_outputs(b, p, model, tasks, srt, comb, core, s, top) -> int:
+    """Per combine task, after its last partial: Div + Cast, CopyOut the output."""
+    last = np.r_[np.flatnonzero(np.diff(comb)), len(comb) - 1] if len(comb) else comb
+    oe = tasks.heads[srt[last]] * model.gqa_group * model.head_dim
+    fin = b.vector(core[last], "Div o/l, Cast", 2 * oe, "fp32", s[last] + 2,
+                   task=tasks.seq[srt[last]])
+    st = b.transfer(core[last], Pipe.MTE3, "CopyOut o", Level.UB, Level.GM,
+                    oe * DTYPE_BYTES[out_dtype(p)], s[last] + 3, task=tasks.seq[srt[last]])
+    b.depend(st, fin)
+    return top + 6
