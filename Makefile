@@ -50,6 +50,7 @@ test: venv
 bench: venv
 	$(PY) -m bench.engine
 	$(PY) -m bench.gemm
+	$(PY) -m bench.decode
 
 clean:
 	rm -rf .numba_cache test-output .pytest_cache .hypothesis

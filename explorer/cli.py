@@ -12,6 +12,7 @@ import hardware_presets as hp
 from hardware_presets.errors import InputError
 
 from .core import Scenario, simulate
+from .core.decode_step import simulate_decode
 from .core.emulator.engine import ENGINES, DeadlockError
 from .core.i18n import t
 from .core.metrics import METRICS
@@ -36,12 +37,26 @@ def _read_scenario(path: str) -> Scenario:
     return Scenario.from_file_text(file.read_text(encoding="utf-8"), file.name)
 
 
+def decode_summary(result) -> dict[str, float]:
+    """The whole-model step of a decode scenario (its linear layers are an estimate)."""
+    step = simulate_decode(result.scenario, result)
+    return {"step_ms": step.step_ns / 1e6, "tokens_per_s": step.tokens_per_s,
+            "append_us_per_layer": step.append_ns / 1e3,
+            "attention_us_per_layer": step.attention_ns / 1e3,
+            "linear_us_per_layer_estimated": step.linear_ns / 1e3,
+            "attention_done_p50_us": step.latency_p50_ns / 1e3,
+            "attention_done_p99_us": step.latency_p99_ns / 1e3,
+            "attention_hbm_GBps": step.attention_hbm_GBps, "layers": step.layers,
+            "fits_hbm": step.fits_hbm}
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     result = simulate(_read_scenario(args.scenario), engine=args.engine)
     check = result.numerics
+    extra = {"decode_step": decode_summary(result)} if result.scenario.kernel == "decode" else {}
     if args.json:
         print(json.dumps({"scenario": result.scenario.to_dict(), "metrics": result.metrics,
-                          "numerics": vars(check)}, indent=2, default=float))
+                          "numerics": vars(check), **extra}, indent=2, default=float))
     else:
         print(f"{result.chip.display_name} · {result.scenario.kernel}")
         for name, unit in METRICS.items():
@@ -50,6 +65,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  numerics: {verdict}: max abs error {check.max_abs_error:.3g}, max rel error "
               f"{check.max_rel_error:.3g} (bound {check.bound:.3g}), "
               f"{check.verified} of {check.total} elements verified")
+        for name, value in extra.get("decode_step", {}).items():
+            print(f"  decode step: {name:<30} {_format(value, '')}")
     if args.trace:
         Path(args.trace).write_text(json.dumps(chrome_trace(result)), encoding="utf-8")
     return EXIT_OK if check.passed else EXIT_NUMERICS

@@ -13,9 +13,10 @@ from types import ModuleType
 
 from hardware_presets.errors import InputError
 
-from . import gemm, vector_add
+from . import decode, gemm, vector_add
 
-KERNELS: dict[str, ModuleType] = {vector_add.NAME: vector_add, gemm.NAME: gemm}
+KERNELS: dict[str, ModuleType] = {vector_add.NAME: vector_add, gemm.NAME: gemm,
+                                   decode.NAME: decode}
 
 
 def get(name: str) -> ModuleType:

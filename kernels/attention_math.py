@@ -119,6 +119,21 @@ def _acc_error(n: int, base_k: int, accumulate: str) -> float:
     return block + gamma(adds, u) * (1.0 + block) if adds else block
 
 
+def score_error(q, qc, K, Kc, acc: float) -> np.ndarray:
+    """Bound [heads, 1] on max over tokens of |computed score - exact score|, where the
+    kernel multiplies qc [heads, d] and Kc [tokens, d] (q, K after storage and casts),
+    accumulates each dot product with error ``acc`` relative to sum |terms| and scales it
+    by fp32(1 / sqrt(d)) in fp32. Terms: the data error |qc.Kc_t - q.K_t| / sqrt(d)
+    (computed; (d + 2) 2**-52 of the magnitudes covers the float64 arithmetic of both dot
+    products), the accumulation, and the two fp32 roundings of the scaling, 2.1 u32 (1 + acc).
+    Shared by the one-pass bound below and the tiled one (``online_attention``)."""
+    root = np.sqrt(q.shape[1])
+    mag = np.abs(qc) @ np.abs(Kc).T / root
+    slack = (q.shape[1] + 2) * 2.0 ** -52 * (mag + np.abs(q) @ np.abs(K).T / root)
+    data = np.abs(qc @ Kc.T - q @ K.T) / root + slack
+    return (data + (acc + 2.1 * _U32 * (1 + acc)) * mag).max(axis=-1, keepdims=True)
+
+
 def decode_attention_bound(q, K, V, *, kv_format: str = "fp16", compute: str = "fp16",
                            accumulate: str = "fp32", granularity: str = "token",
                            group_size: int = 128, scheme: str = "symmetric",
@@ -144,11 +159,8 @@ def decode_attention_bound(q, K, V, *, kv_format: str = "fp16", compute: str = "
     qc = round_to(q, compute)
     Kc = round_to(stored_kv(K, kv_format, granularity, group_size, scheme), compute)
     Vc = round_to(stored_kv(V, kv_format, granularity, group_size, scheme), compute)
-    root = np.sqrt(d)
-    mag = np.abs(qc) @ np.abs(Kc).T / root
-    data = np.abs(qc @ Kc.T - q @ K.T) / root + 2.0 ** -50 * (mag + np.abs(q) @ np.abs(K).T)
     ad, aT = _acc_error(d, base_k, accumulate), _acc_error(T, base_k, accumulate)
-    delta = (data + (ad + 2.1 * _U32 * (1 + ad)) * mag).max(axis=-1, keepdims=True)
+    delta = score_error(q, qc, K, Kc, ad)
     ref = decode_attention_reference(q, K, V)
     s = ref["scores"]
     spread = (s.max(axis=-1, keepdims=True) - s.min(axis=-1, keepdims=True)) + 2 * delta

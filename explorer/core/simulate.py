@@ -74,13 +74,21 @@ def check_numerics(kernel, params: dict, seed: int) -> NumericsCheck:
                          kernel.output_elements(params))
 
 
+def build_program(kernel, chip: Chip, params: dict, seed: int):
+    """The kernel's program; kernels whose work depends on random draws (``SEEDED``, e.g.
+    decode's context lengths) get the scenario's seed."""
+    if getattr(kernel, "SEEDED", False):
+        return kernel.build(chip, params, seed=seed)
+    return kernel.build(chip, params)
+
+
 def simulate(scenario: Scenario, *, engine: str = "jit") -> Result:
     """Run ``scenario`` in time and in value."""
     scenario = scenario.validated()
     chip = scenario.chip()
     kernel = kernels.get(scenario.kernel)
     params = scenario.params_dict
-    program = kernel.build(chip, params)
+    program = build_program(kernel, chip, params, scenario.seed)
     schedule = run(program, chip, engine=engine)
     timeline = timeline_table(program, schedule, chip)
     per_core = per_core_table(timeline, chip, schedule.makespan_ns)
