@@ -106,7 +106,7 @@ class Accumulator:
         return total.astype(_F64)
 
 
-def _pairwise(x: np.ndarray) -> np.ndarray:
+def pairwise_sum(x: np.ndarray) -> np.ndarray:
     """Sum over axis 0 of float32 ``x`` by pairing neighbours level by level (an odd last
     element moves up a level unchanged): depth ceil(log2 n), n - 1 fp32 adds."""
     while x.shape[0] > 1:
@@ -133,7 +133,7 @@ def sum_sequence(values, strategy: str, *, axis: int = 0) -> np.ndarray:
         if strategy == "fp32":  # ufunc.accumulate adds strictly left to right in float32
             return np.add.accumulate(x, axis=0, dtype=_F32)[-1].astype(_F64)
         if strategy == "pairwise":
-            return _pairwise(x).astype(_F64)
+            return pairwise_sum(x).astype(_F64)
         if x[0].size == 1:  # one long sequence: a loop over scalars is much faster
             return np.full(x.shape[1:], _scalar_sum(x.ravel(), strategy), _F64)
         acc = Accumulator(strategy, x.shape[1:])

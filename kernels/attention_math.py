@@ -104,7 +104,7 @@ def decode_attention_reference(q, K, V) -> dict[str, np.ndarray]:
     return {"scores": scores, "probs": probs, "out": probs @ V}
 
 
-def _acc_error(n: int, base_k: int, accumulate: str) -> float:
+def accumulation_error(n: int, base_k: int, accumulate: str) -> float:
     """Bound on |gemm_k_loop dot product - exact| / sum |terms| for n terms: each block
     (float64 sum, <= base_k 2**-53 relative, then one fp32 rounding) and the nb - 1 adds
     across blocks (gamma of the accumulator's u; pairwise and Kahan are covered by the
@@ -141,7 +141,7 @@ def decode_attention_bound(q, K, V, *, kv_format: str = "fp16", compute: str = "
     """Element-wise bound [heads, dv] on |decode_attention(...)["out"] - reference out|.
 
     With qc, Kc, Vc the values the cube multiplies (stored, then rounded to compute),
-    a_n the accumulation bound for n terms (``_acc_error``) and s the exact scores:
+    a_n the accumulation bound for n terms (``accumulation_error``) and s the exact scores:
     * score error  delta = max_t |qc.Kc_t - q.K_t| / sqrt(d) + (a_d + 2.1 u32 (1 + a_d))
       |qc|.|Kc_t| / sqrt(d)   (data, accumulation, the two roundings of the scaling);
     * softmax: every computed probability is p_t e^{+-R} (+ eta), R = 2 delta + 2 u32
@@ -159,7 +159,7 @@ def decode_attention_bound(q, K, V, *, kv_format: str = "fp16", compute: str = "
     qc = round_to(q, compute)
     Kc = round_to(stored_kv(K, kv_format, granularity, group_size, scheme), compute)
     Vc = round_to(stored_kv(V, kv_format, granularity, group_size, scheme), compute)
-    ad, aT = _acc_error(d, base_k, accumulate), _acc_error(T, base_k, accumulate)
+    ad, aT = accumulation_error(d, base_k, accumulate), accumulation_error(T, base_k, accumulate)
     delta = score_error(q, qc, K, Kc, ad)
     ref = decode_attention_reference(q, K, V)
     s = ref["scores"]

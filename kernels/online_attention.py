@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .accumulate import _pairwise, gemm_k_loop
-from .attention_math import (EXP_REL_ERROR, _acc_error, decode_attention_reference,
+from .accumulate import pairwise_sum, gemm_k_loop
+from .attention_math import (EXP_REL_ERROR, accumulation_error, decode_attention_reference,
                              score_error)
 from .formats import ROUNDING, SUBNORMAL_ERROR, UNIT_ROUNDOFF, after_rounding, gamma
 from .precision import round_to
@@ -70,7 +70,7 @@ def spans(t0: int, t1: int, size: int) -> list[tuple[int, int]]:
 
 def tree_sum(x: np.ndarray, axis: int) -> np.ndarray:
     """Sum along ``axis`` by a pairwise tree, each add rounded to x's own dtype."""
-    return _pairwise(np.moveaxis(x, axis, 0))
+    return pairwise_sum(np.moveaxis(x, axis, 0))
 
 
 def _scores(q: np.ndarray, K: np.ndarray, arith: Arith) -> np.ndarray:
@@ -170,7 +170,7 @@ def error_bound(q, K, V, Kw, Vw, *, tile: int, split: int = 0, cube: str = "",
 
     Arithmetic (per row; the terms of ``attention_math.decode_attention_bound``): delta
     bounds |s^_t - s_t| for the working scores (``score_error`` without a data term; the
-    accumulation is gamma_{1 + ceil(log2 d)}(u32) on the vector, ``_acc_error(d, 16,
+    accumulation is gamma_{1 + ceil(log2 d)}(u32) on the vector, ``accumulation_error(d, 16,
     "fp32")`` on the cube). Write the computed o and l as sums over tokens of
     w_t = exp(s_t - m) times per-term factors: each rounding in a sum, a product or a
     rescaling multiplies the terms beneath it by (1 + eps), |eps| <= u, i.e. e^{+-u/(1-u)};
@@ -196,7 +196,7 @@ def error_bound(q, K, V, Kw, Vw, *, tile: int, split: int = 0, cube: str = "",
     q, K, V, Kw, Vw = (np.asarray(a, np.float64) for a in (q, K, V, Kw, Vw))
     n, d = K.shape
     qw = round_to(q, cube) if cube else q
-    acc = _acc_error(d, CUBE_K0, "fp32") if cube else gamma(1 + _depth(d), _U32)
+    acc = accumulation_error(d, CUBE_K0, "fp32") if cube else gamma(1 + _depth(d), _U32)
     delta = score_error(qw, qw, Kw, Kw, acc) + _TINY
     work, ref = decode_attention_reference(qw, Kw, Vw), decode_attention_reference(q, K, V)
     R = _log_factor(work["scores"], delta, n, tile, split, cube)
