@@ -17,4 +17,6 @@ st.navigation([
             icon=":material/grid_on:"),
     st.Page("explorer/ui/pages/precision.py", title=state.tr("nav.precision"),
             url_path="precision", icon=":material/tune:"),
+    st.Page("explorer/ui/pages/decode.py", title=state.tr("nav.decode"), url_path="decode",
+            icon=":material/memory_alt:"),
 ]).run()

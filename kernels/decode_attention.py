@@ -24,7 +24,7 @@ import numpy as np
 from hardware_presets import Chip
 
 from .decode_params import FP32, kv_bytes, out_dtype, token_scale_bytes
-from .decode_tasks import ITER_EXTRA, Tasks, Tiles, make_tasks, make_tiles
+from .decode_tasks import Tasks, make_tasks, make_tiles
 from .models import ModelShape
 from .program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from .scheduling import assign, core_order

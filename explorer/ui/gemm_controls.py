@@ -30,7 +30,6 @@ UI_MAX_INSTRUCTIONS = 1_000_000
 #: base tile sizes offered (those that are whole cube fractals for the precision)
 TILE_SIZES = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 _CORES_SEEN, _DTYPE_SEEN = "gm._cores", "gm._dtype_in"
-_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 #: one-click scenarios: the default large GEMM, a small one, the small one with split-K
 EXAMPLES = {
@@ -50,28 +49,11 @@ def value(name: str) -> object:
 
 
 # ---- URL and examples --------------------------------------------------------------------
-def _from_text(name: str, text: str) -> object:
-    """A URL value for one parameter (flags accept true/false, 1/0)."""
-    spec = SPECS[name]
-    if spec.kind is bool:
-        low = text.strip().lower()
-        if low not in _TRUE + _FALSE:
-            raise InputError(f"params.{name}", text, "true or false")
-        return low in _TRUE
-    return spec.check(text)
 
 
-def take_url(lang: str) -> list[InputError]:
+def take_url() -> list[InputError]:
     """Copy this page's URL parameters into session state; returns the refused ones."""
-    refused = []
-    for name, text in state.take_url_params().items():
-        try:
-            if name not in SPECS:
-                raise InputError(name, text, ", ".join(SPECS))
-            st.session_state[key(name)] = _from_text(name, text)
-        except InputError as exc:
-            refused.append(exc)
-    return refused
+    return widgets.take_url_into(SPECS, key)
 
 
 def apply_example(name: str) -> None:
@@ -86,11 +68,7 @@ def apply_example(name: str) -> None:
 
 def examples() -> None:
     """A row of buttons, each one a ready scenario."""
-    columns = st.columns(len(EXAMPLES))
-    for column, name in zip(columns, EXAMPLES):
-        column.button(state.tr(f"ui.gemm.example.{name}"), key=f"gm_example_{name}",
-                      help=state.tr(f"ui.gemm.example.{name}_help"), on_click=apply_example,
-                      args=(name,), width="stretch")
+    widgets.example_buttons(tuple(EXAMPLES), "ui.gemm.example", "gm_example", apply_example)
 
 
 # ---- keeping values valid for the chip ---------------------------------------------------

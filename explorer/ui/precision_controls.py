@@ -57,15 +57,7 @@ def value(name: str) -> object:
 # ---- URL ---------------------------------------------------------------------------------
 def take_url() -> list[InputError]:
     """Copy this page's URL parameters into session state; returns the refused ones."""
-    refused = []
-    for name, text in state.take_url_params().items():
-        try:
-            if name not in SPECS:
-                raise InputError(name, text, ", ".join(SPECS))
-            st.session_state[key(name)] = SPECS[name].check(text)
-        except InputError as exc:
-            refused.append(exc)
-    return refused
+    return widgets.take_url_into(SPECS, key)
 
 
 # ---- labels ------------------------------------------------------------------------------

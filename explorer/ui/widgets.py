@@ -18,6 +18,7 @@ import hardware_presets as hp
 from explorer.core.i18n import LANGUAGES, has, t
 from explorer.ui import errors, state
 from hardware_presets import FieldSpec
+from hardware_presets.errors import InputError
 from kernels.params import ParamSpec
 
 # What 0 stands for in FieldSpec.zero_means -> message id of its translation.
@@ -159,3 +160,41 @@ def param_widget(spec: ParamSpec, name: str, *, options: Sequence | None = None,
         return where.slider(label, int(spec.min), hi, step=1, help=help_text, **bind)
     return where.number_input(label, min_value=int(spec.min), max_value=hi, step=1,
                               help=help_text, **bind)
+
+
+# ---- URL parameters and example buttons shared by the kernel pages -----------------------
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+
+def url_value(spec: ParamSpec, text: str) -> object:
+    """A URL value for one parameter (flags accept true/false, 1/0, yes/no, on/off)."""
+    if spec.kind is bool:
+        low = text.strip().lower()
+        if low not in _TRUE + _FALSE:
+            raise InputError(f"params.{spec.name}", text, "true or false")
+        return low in _TRUE
+    return spec.check(text)
+
+
+def take_url_into(specs: dict[str, ParamSpec], key: Callable[[str], str]) -> list[InputError]:
+    """Copy a page's URL parameters into session state under ``key(name)``; returns the
+    refused ones (unknown names, values out of range) for the page to show."""
+    refused = []
+    for name, text in state.take_url_params().items():
+        try:
+            if name not in specs:
+                raise InputError(name, text, ", ".join(specs))
+            st.session_state[key(name)] = url_value(specs[name], text)
+        except InputError as exc:
+            refused.append(exc)
+    return refused
+
+
+def example_buttons(names: Sequence[str], msg_prefix: str, key_prefix: str,
+                    on_click: Callable[[str], None]) -> None:
+    """A row of buttons, each one a ready scenario (label and help from
+    ``<msg_prefix>.<name>`` and ``<msg_prefix>.<name>_help``)."""
+    for column, name in zip(st.columns(len(names)), names):
+        column.button(state.tr(f"{msg_prefix}.{name}"), key=f"{key_prefix}_{name}",
+                      help=state.tr(f"{msg_prefix}.{name}_help"), on_click=on_click,
+                      args=(name,), width="stretch")

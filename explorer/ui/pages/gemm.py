@@ -56,7 +56,7 @@ def main() -> None:
     st.title(state.tr("ui.gemm.title"))
     st.caption(state.tr("ui.gemm.intro", chip=chip.display_name,
                         cores=len(chip.cube_core_ids())))
-    for exc in gemm_controls.take_url(state.language()):
+    for exc in gemm_controls.take_url():
         errors.show(exc, state.language())
     gemm_controls.examples()
     params = gemm_controls.controls(chip)

@@ -1,0 +1,163 @@
+"""Decode figures: where HBM goes (weights, KV cache, layout waste), what one decode step
+spends its time on (append, attention, the estimated linear layers), when each sequence
+of the batch is done, and what the append strategy costs.
+
+Pure functions of plain numbers (bytes, nanoseconds, per-sequence arrays), so the page,
+the report and the tests draw the same pictures; no streamlit. Every trace carries a
+``meta`` tag ("weights", "kv", "waste", "append", ...) that tests and callers can find.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.plots.style import (PIPE_COLOURS, SOURCE_COLOURS, base_layout, byte_unit,
+                                  empty_figure, format_bytes, msg)
+
+NS_PER_US, NS_PER_MS = 1e3, 1e6
+#: one colour per part of HBM and per phase of the step
+COLOURS = {"weights": "#7F7F7F", "kv": SOURCE_COLOURS["L2"], "waste": "#E69F00",
+           "append": PIPE_COLOURS["MTE3"], "attention": PIPE_COLOURS["VECTOR"],
+           "linear": PIPE_COLOURS["CUBE"], "incremental": "#009E73", "concat": "#D55E00"}
+PHASES = ("append", "attention", "linear")
+STRATEGIES = ("incremental", "concat")
+#: sequences drawn one by one in the latency chart (beyond: every k-th)
+MAX_POINTS = 4096
+
+
+# ---- HBM budget --------------------------------------------------------------------------
+def kv_memory_figure(hbm_bytes: int, weight_bytes: int,
+                     layouts: Mapping[str, tuple[int, int]], lang: str = "en") -> go.Figure:
+    """One horizontal bar per KV layout: weights, the KV cache the tokens hold and what the
+    layout reserves beyond it (waste), stacked against a dashed line at the chip's HBM.
+
+    ``layouts`` maps a layout name ("contiguous", "paged", ...) to (held, reserved) bytes.
+    """
+    if not layouts:
+        return empty_figure(msg("decode.memory_empty", lang), msg("decode.memory_title", lang))
+    names = list(layouts)
+    rows = [msg(f"decode.layout.{n}", lang) for n in names]
+    held = np.array([layouts[n][0] for n in names], dtype=np.float64)
+    waste = np.array([layouts[n][1] - layouts[n][0] for n in names], dtype=np.float64)
+    weights = np.full(len(names), float(weight_bytes))
+    top = max(float(hbm_bytes), float((weights + held + waste).max()))
+    divisor, unit = byte_unit(top)
+    fig = go.Figure()
+    for part, values in (("weights", weights), ("kv", held), ("waste", waste)):
+        text = [format_bytes(v) for v in values]
+        fig.add_trace(go.Bar(y=rows, x=values / divisor, orientation="h", meta=part,
+                             name=msg(f"decode.part.{part}", lang), text=text,
+                             textposition="inside", marker_color=COLOURS[part],
+                             hovertemplate="%{fullData.name}: %{text}<extra></extra>"))
+    fig.add_vline(x=hbm_bytes / divisor, line=dict(dash="dash", color="#000000", width=2),
+                  annotation_text=msg("decode.hbm_line", lang, value=format_bytes(hbm_bytes)),
+                  annotation_position="top")
+    base_layout(fig, msg("decode.memory_title", lang), barmode="stack",
+                height=170 + 70 * len(names))
+    fig.update_xaxes(title_text=msg("decode.bytes_axis", lang, unit=unit), rangemode="tozero")
+    return fig
+
+
+# ---- the step ----------------------------------------------------------------------------
+def _phase_trace(phase: str, ns: float, layers: int, lang: str, estimated: bool) -> go.Bar:
+    """One phase of the step: per layer (µs) on the left bar, whole step (ms) on the right."""
+    name = msg(f"decode.phase.{phase}", lang)
+    if estimated:
+        name = msg("decode.estimated", lang, name=name)
+    return go.Bar(x=[ns / NS_PER_US], y=[msg("decode.per_layer", lang)], orientation="h",
+                  name=name, meta=phase, marker_color=COLOURS[phase],
+                  marker_pattern_shape="/" if estimated else "",
+                  text=[msg("decode.split_text", lang, us=f"{ns / NS_PER_US:,.1f}",
+                            ms=f"{ns * layers / NS_PER_MS:,.2f}")],
+                  textposition="inside", hovertemplate="%{fullData.name}: %{text}<extra></extra>")
+
+
+def step_split_figure(parts_ns: Mapping[str, float], layers: int, lang: str = "en",
+                      estimated: tuple[str, ...] = ("linear",)) -> go.Figure:
+    """The time of one layer split into append, attention and the linear layers (µs), each
+    labelled with its share of the whole step (x layers, ms); estimated parts are hatched."""
+    shown = [p for p in PHASES if parts_ns.get(p, 0.0) > 0]
+    if not shown:
+        return empty_figure(msg("decode.split_empty", lang), msg("decode.split_title", lang))
+    fig = go.Figure()
+    for phase in shown:
+        fig.add_trace(_phase_trace(phase, float(parts_ns[phase]), layers, lang,
+                                   phase in estimated))
+    layer_ns = sum(float(parts_ns[p]) for p in shown)
+    title = msg("decode.split_title_values", lang, layer=f"{layer_ns / NS_PER_US:,.1f}",
+                layers=layers, step=f"{layer_ns * layers / NS_PER_MS:,.2f}")
+    base_layout(fig, title, barmode="stack", height=230)
+    fig.update_xaxes(title_text=msg("decode.us_axis", lang), rangemode="tozero")
+    return fig
+
+
+def _thin(n: int) -> np.ndarray:
+    """Indices of the sequences drawn: all, or evenly spaced ones beyond MAX_POINTS."""
+    return np.arange(n) if n <= MAX_POINTS else np.linspace(0, n - 1, MAX_POINTS).astype(int)
+
+
+def latency_figure(seq_done_ns, lengths, p50_ns: float, p99_ns: float,
+                   lang: str = "en") -> go.Figure:
+    """When each sequence's attention is done within a layer (µs, from the attention's
+    start) against its context length, with the P50 and P99 as dashed lines: long
+    sequences and the cores they land on decide the tail."""
+    done = np.asarray(seq_done_ns, dtype=np.float64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if done.size == 0:
+        return empty_figure(msg("decode.latency_empty", lang), msg("decode.latency_title", lang))
+    keep = _thin(done.size)
+    fig = go.Figure(go.Scatter(
+        x=lengths[keep], y=done[keep] / NS_PER_US, mode="markers", meta="sequences",
+        customdata=keep, name=msg("decode.sequences", lang),
+        marker=dict(color=COLOURS["attention"], size=8, opacity=0.75),
+        hovertemplate=msg("decode.latency_hover", lang, seq="%{customdata}", tokens="%{x:,}",
+                          us="%{y:,.1f}") + "<extra></extra>"))
+    for name, value, dash, where in (("p50", p50_ns, "dot", "bottom left"),
+                                     ("p99", p99_ns, "dash", "top right")):
+        fig.add_hline(y=value / NS_PER_US, line=dict(dash=dash, color="#000000", width=1.5),
+                      annotation_text=msg(f"decode.{name}", lang, us=f"{value / NS_PER_US:,.1f}"),
+                      annotation_position=where)
+    base_layout(fig, msg("decode.latency_title", lang))
+    fig.update_xaxes(title_text=msg("decode.tokens_axis", lang))
+    fig.update_yaxes(title_text=msg("decode.us_axis", lang), rangemode="tozero")
+    return fig
+
+
+# ---- append strategies -------------------------------------------------------------------
+def _strategy_bars(values: Mapping[str, float], scale: float, text: list[str], meta: str,
+                   chosen: str, lang: str) -> go.Bar:
+    """One bar per strategy (values / scale), the chosen one outlined in black."""
+    names = list(values)
+    return go.Bar(x=[msg(f"decode.strategy.{s}", lang) for s in names],
+                  y=[float(values[s]) / scale for s in names], meta=meta, showlegend=False,
+                  text=text, textposition="auto",
+                  marker=dict(color=[COLOURS[s] for s in names],
+                              line=dict(width=[3 if s == chosen else 0 for s in names],
+                                        color="#000000")),
+                  hovertemplate="%{x}: %{text}<extra></extra>")
+
+
+def append_figure(bytes_per_layer: Mapping[str, float], ns_per_layer: Mapping[str, float],
+                  chosen: str, lang: str = "en") -> go.Figure:
+    """Incremental vs concat append: GM bytes moved per layer (left) and the emulated time
+    per layer (right, for the strategies that were emulated); the chosen one is outlined."""
+    moved = {s: float(bytes_per_layer[s]) for s in STRATEGIES if s in bytes_per_layer}
+    if not moved:
+        return empty_figure(msg("decode.append_empty", lang), msg("decode.append_title", lang))
+    timed = {s: float(ns_per_layer[s]) for s in STRATEGIES if s in ns_per_layer}
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        msg("decode.append_bytes", lang), msg("decode.append_time", lang)),
+        horizontal_spacing=0.15)
+    divisor, unit = byte_unit(max(moved.values()))
+    fig.add_trace(_strategy_bars(moved, divisor, [format_bytes(v) for v in moved.values()],
+                                 "bytes", chosen, lang), row=1, col=1)
+    fig.add_trace(_strategy_bars(timed, NS_PER_US, [f"{v / NS_PER_US:,.1f} µs"
+                                                    for v in timed.values()],
+                                 "time", chosen, lang), row=1, col=2)
+    base_layout(fig, msg("decode.append_title", lang), height=340)
+    fig.update_yaxes(title_text=msg("decode.bytes_axis", lang, unit=unit), row=1, col=1)
+    fig.update_yaxes(title_text=msg("decode.us_axis", lang), row=1, col=2)
+    return fig

@@ -1,0 +1,154 @@
+"""The decode page's explanations: the blog's KV-cache claim recomputed from the model
+preset, the UB (or L1/L0) plan behind heads_per_pass and the tile with the numbers on
+screen next to the blog's formula, why the step gets as close to the HBM roof as it does,
+and how the kernel maps to Ascend C (TQue ping-pong, DataCopy, the AIC/AIV split,
+CrossCoreSetFlag / WaitFlag, flash-decoding's log-sum-exp combine).
+
+The prose lives in the catalogues (``ui.decode.explain.*``, ``ui.decode.blog.*``); here
+only the live numbers are computed. The blog's own figures are quoted as its claims and
+never used as inputs.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.core.decode_step import DecodeStep
+from explorer.plots.roofline import ridge_intensity
+from explorer.plots.style import format_bytes
+from explorer.ui import state
+from explorer.ui.gemm_explain import literal
+from hardware_presets import Chip
+from kernels import decode_params as dp
+from kernels.models import load_model
+
+#: the blog's claim (seed section 3.1), quoted; everything else is computed from presets
+BLOG_MODEL, BLOG_CONTEXT, BLOG_KV_GB, BLOG_RATIO = "llama3-70b", 8192, 48.7, 1.8
+BLOG_UB_BYTES = 256 * 1024  # the blog's UB_CAPACITY
+GB = 1e9
+
+
+# ---- the blog's KV-cache claim -----------------------------------------------------------
+def blog_numbers() -> dict:
+    """The claim against the Llama 3 70B preset: bytes per token and per 8K sequence in
+    fp16, the weights, the batch the blog's 48.7 GB implies, its real ratio to the weights,
+    and what 1.8x the weights would need."""
+    model = load_model(BLOG_MODEL)
+    per_token = model.kv_bytes_per_token("fp16")
+    per_seq = per_token * BLOG_CONTEXT
+    weights = model.weight_bytes("fp16")
+    return {"model": model, "per_token": per_token, "per_seq": per_seq, "weights": weights,
+            "batch": BLOG_KV_GB * GB / per_seq, "ratio": BLOG_KV_GB * GB / weights,
+            "kv_at_ratio": BLOG_RATIO * weights,
+            "batch_at_ratio": BLOG_RATIO * weights / per_seq}
+
+
+def show_blog(chip: Chip) -> None:
+    """The blog's "48.7 GB, 1.8x the weights" next to what the calculator gives."""
+    n = blog_numbers()
+    m = n["model"]
+    with st.expander(state.tr("ui.decode.blog.title"), expanded=True):
+        st.markdown(state.tr("ui.decode.blog.claim"))
+        st.markdown(state.tr(
+            "ui.decode.blog.computed", model=m.display_name, layers=m.layers,
+            kv_heads=m.kv_heads, head_dim=m.head_dim,
+            per_token=f"{n['per_token'] // 1024:,}", context=f"{BLOG_CONTEXT:,}",
+            per_seq=f"{n['per_seq'] / GB:.2f}", params=f"{m.params_B:g}",
+            weights=f"{n['weights'] / GB:.1f}", kv=f"{BLOG_KV_GB}",
+            batch=f"{n['batch']:.1f}", ratio=f"{n['ratio']:.2f}", claimed=f"{BLOG_RATIO}",
+            kv_at_ratio=f"{n['kv_at_ratio'] / GB:.1f}",
+            batch_at_ratio=f"{n['batch_at_ratio']:.1f}"))
+        chips = -(-n["weights"] // chip.hbm_bytes)
+        st.caption(state.tr("ui.decode.blog.chip", chip=chip.display_name,
+                            hbm=f"{chip.hbm_bytes / GB:.1f}", chips=chips))
+
+
+# ---- buffer plans ------------------------------------------------------------------------
+def _bar(name: str, used: int, total: int) -> None:
+    msg_id = "ui.decode.plan.buffer_over" if used > total else "ui.decode.plan.buffer"
+    st.progress(min(1.0, used / total), text=state.tr(
+        msg_id, buffer=name, used=format_bytes(used), total=format_bytes(total),
+        share=f"{used / total:.0%}"))
+
+
+def _parts(parts: dict[str, int]) -> str:
+    return " · ".join(state.tr("ui.decode.plan.part", part=state.tr(f"ui.decode.plan.{k}"),
+                               bytes=format_bytes(v)) for k, v in parts.items() if v)
+
+
+def _vector_plan(chip: Chip, p: dict, model) -> None:
+    """UB use by buffer, the heads_per_pass formula with its numbers, the blog's formula."""
+    T, d = p["tile_tokens"], model.head_dim
+    parts = dp.vector_ub_bytes(p, model, T, p["heads_per_pass"])
+    _bar("UB", sum(parts.values()), chip.ub_bytes)
+    st.caption(_parts(parts))
+    fixed = T * d * dp.FP32
+    per_head = sum(dp.vector_ub_bytes(p, model, T, 1).values()) - fixed
+    blog = min(model.kv_heads, BLOG_UB_BYTES // (d * 2 * 2))
+    st.markdown(state.tr(
+        "ui.decode.plan.formula", T=T, d=d, kv_heads=model.kv_heads, ub=f"{chip.ub_bytes:,}",
+        fixed=f"{fixed:,}", per_head=f"{per_head:,}",
+        fit=dp.heads_that_fit(chip, p, model, T), chosen=p["heads_per_pass"],
+        buffers=p["buffer_num"], group=model.gqa_group))
+    st.markdown(state.tr(
+        "ui.decode.plan.blog", d=d, kv_heads=model.kv_heads, blog=blog,
+        blog_ub=f"{BLOG_UB_BYTES:,}", ub_kib=f"{chip.ub_KiB:g}", ub=f"{chip.ub_bytes:,}",
+        chip=chip.display_name, one=f"{d * 2 * 2:,}"))
+
+
+def _cube_plan(chip: Chip, p: dict, model) -> None:
+    """L1, L0A, L0B, L0C and the AIV's UB as the cube + vector attention fills them."""
+    caps = {"L1": chip.l1_bytes, "L0A": chip.l0a_bytes, "L0B": chip.l0b_bytes,
+            "L0C": chip.l0c_bytes, "UB": chip.ub_bytes}
+    for name, parts in dp.cube_buffers(p, model, p["tile_tokens"]).items():
+        _bar(name, sum(parts.values()), caps[name])
+    st.markdown(state.tr("ui.decode.plan.cube", T=p["tile_tokens"], group=model.gqa_group,
+                         rows=-(-model.gqa_group // dp.CUBE_M0) * dp.CUBE_M0))
+
+
+def show_plan(chip: Chip, p: dict) -> None:
+    """The buffer plan that decided tile_tokens and heads_per_pass."""
+    st.subheader(state.tr("ui.decode.plan.title"))
+    st.caption(state.tr("ui.decode.plan.resolved", T=p["tile_tokens"],
+                        heads=p["heads_per_pass"], split=p["split_tokens"] or "—"))
+    model = dp.model_of(p)
+    if p["impl"] == "cube_vector":
+        _cube_plan(chip, p, model)
+    else:
+        _vector_plan(chip, p, model)
+
+
+# ---- why the step is where it is on the roofline -----------------------------------------
+def show_bound(s: DecodeStep) -> None:
+    """Which pipe limits the attention, with the numbers: busy ratios, flop per HBM byte
+    against the vector roof's ridge, and the HBM share achieved."""
+    result, p = s.result, s.result.params
+    m, chip = result.metrics, result.chip
+    # the attention's arithmetic runs in fp32 on the vector unit
+    ridge = ridge_intensity(chip.vector_peak_gops("fp32") / 1000.0, chip.hbm_bandwidth_GBps)
+    values = dict(vec=f"{m['aiv_vec_ratio']:.0%}", mte2=f"{m['mte2_ratio']:.0%}",
+                  cube=f"{m['aic_cube_ratio']:.0%}", group=s.model.gqa_group,
+                  intensity=f"{m['arithmetic_intensity']:.1f}", ridge=f"{ridge:.1f}",
+                  share=f"{s.attention_hbm_GBps / s.hbm_peak_GBps:.0%}",
+                  balance=f"{m['load_balance_mean_max']:.0%}")
+    if p["phases"] == "append":
+        case = "append"
+    elif p["impl"] == "cube_vector":
+        case = "cube"
+    else:
+        case = "vector" if m["aiv_vec_ratio"] >= m["mte2_ratio"] else "memory"
+    st.info(state.tr(f"ui.decode.bound.{case}", **values), icon=":material/speed:")
+
+
+# ---- Ascend C ----------------------------------------------------------------------------
+def explain() -> None:
+    """How the emulated kernel maps to Ascend C, with a code sketch."""
+    st.subheader(state.tr("ui.decode.explain.title"))
+    st.markdown(state.tr("ui.decode.explain.step"))
+    st.markdown(state.tr("ui.decode.explain.tque"))
+    with st.expander(state.tr("ui.decode.explain.code_title")):
+        st.code(literal("ui.decode.explain.code"), language="cpp")
+    st.markdown(state.tr("ui.decode.explain.cube"))
+    st.markdown(state.tr("ui.decode.explain.split"))
+    st.markdown(state.tr("ui.decode.explain.append"))
+    with st.expander(state.tr("ui.decode.explain.api_title"), expanded=True):
+        st.markdown(state.tr("ui.decode.explain.api"))

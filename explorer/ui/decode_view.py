@@ -1,0 +1,255 @@
+"""What the decode page shows about one scenario: the KV memory calculator (before any
+emulation: the shapes alone decide it), the decode step (time, tokens/s, per-sequence
+completion, the per-layer split with the linear layers as a labelled estimate), the
+timeline and summary figures of the emulated layer, HBM bandwidth against its peak and
+the roofline, incremental vs concat append, and the numerical check.
+
+The step is cached as a resource on the scenario (it reuses ``state.simulate``'s cached
+layer, so figures drawn through ``run_view`` and the step come from one emulation).
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer import plots
+from explorer.core import Scenario
+from explorer.core.decode_step import DecodeStep, simulate_decode
+from explorer.core.i18n import has
+from explorer.plots import decode as decode_plots
+from explorer.plots.style import format_bytes
+from explorer.ui import run_view, state
+from hardware_presets import Chip
+from hardware_presets.errors import InputError
+from kernels import decode, decode_params as dp
+from kernels.decode_workload import fragmentation, kv_memory, max_batch_that_fits
+
+#: the page refuses bigger layer programs: the emulator and the tables would take seconds
+UI_MAX_INSTRUCTIONS = 1_000_000
+#: the append comparison emulates both strategies alone; concat grows with the context
+APPEND_MAX_INSTRUCTIONS = 300_000
+LAYER_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
+                 "mte2_ratio", "aiv_vec_ratio", "l2_hit_rate", "load_balance_mean_max")
+FIGURE_ROWS = (("pipe_ratio", "traffic"), ("bandwidth", "load_balance"))
+
+
+# ---- cached step and figures -------------------------------------------------------------
+@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs={Scenario: state.scenario_key})
+def step(scenario: Scenario) -> DecodeStep:
+    """The whole-model decode step built on the (cached) emulated layer."""
+    return simulate_decode(scenario, state.simulate(scenario))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False,
+                   hash_funcs={Scenario: state.scenario_key})
+def roofline(scenario: Scenario, lang: str) -> go.Figure:
+    """The emulated layer as one point under the chip's roofs (vector and cube)."""
+    result = state.simulate(scenario)
+    p, m = result.params, result.metrics
+    point = {"label": state.tr("ui.decode.roofline_point", impl=p["impl"],
+                               group=dp.model_of(p).gqa_group),
+             "intensity": m["arithmetic_intensity"], "tflops": m["achieved_tflops"]}
+    return plots.roofline_figure(result.chip, [point], lang, precision=dp.out_dtype(p))
+
+
+def append_only(scenario: Scenario, strategy: str) -> Scenario:
+    """The scenario's append alone, with the given strategy (for the comparison)."""
+    return scenario.replace(params={"append": strategy, "phases": "append"})
+
+
+# ---- size ------------------------------------------------------------------------------
+def check_size(chip: Chip, p: dict, lengths) -> None:
+    """Refuse layer programs too big to emulate interactively, saying what to change."""
+    count = decode.instruction_count(chip, p, lengths)
+    if count > UI_MAX_INSTRUCTIONS:
+        raise InputError("params.batch, mean_len", f"{p['batch']} x {int(np.mean(lengths)):,}",
+                         state.tr("ui.decode.too_many", count=f"{count:,}",
+                                  limit=f"{UI_MAX_INSTRUCTIONS:,}"),
+                         hint=state.tr("ui.decode.too_many_hint"))
+
+
+# ---- KV memory calculator ----------------------------------------------------------------
+def memory(chip: Chip, p: dict, lengths, layout) -> dict:
+    """The calculator's numbers: the chosen layout's KV, both layouts' waste, and the
+    largest batch next to the weights (contiguous slabs of max_len; paged blocks at the
+    mean length)."""
+    model = dp.model_of(p)
+    mem = kv_memory(model, len(lengths), lengths, p["kv_dtype"], layout)
+    frag = fragmentation(model, lengths, p["kv_dtype"], max_len=p["max_len"],
+                         block_size=p["block_size"])
+    mean = max(1, int(round(float(np.mean(lengths)))))
+    fit = {"contiguous": max_batch_that_fits(model, chip, p["max_len"], p["kv_dtype"],
+                                             p["weight_dtype"]),
+           "paged": max_batch_that_fits(model, chip, mean, p["kv_dtype"], p["weight_dtype"],
+                                        block_size=p["block_size"])}
+    held = mem["batch_bytes"]
+    layouts = {"contiguous": (held, held + frag["contiguous_wasted_bytes"]),
+               "paged": (held, held + frag["paged_wasted_bytes"])}
+    return {"model": model, "mem": mem, "frag": frag, "fit": fit, "layouts": layouts,
+            "mean": mean}
+
+
+def _metric(column, label_id: str, text: str, help_id: str = "", **values) -> None:
+    column.metric(state.tr(label_id), text, border=True,
+                  help=state.tr(help_id, **values) if help_id else None)
+
+
+def _memory_metrics(chip: Chip, p: dict, n: dict) -> None:
+    mem, model, fit = n["mem"], n["model"], n["fit"]
+    per_seq = np.asarray(mem["per_sequence_bytes"])
+    row = st.columns(4)
+    _metric(row[0], "ui.decode.mem.per_token", format_bytes(mem["bytes_per_token"]),
+            "ui.decode.mem.per_token_help", layers=model.layers, kv_heads=model.kv_heads,
+            head_dim=model.head_dim, dtype=p["kv_dtype"], bytes=f"{mem['bytes_per_token']:,}")
+    _metric(row[1], "ui.decode.mem.per_sequence", format_bytes(per_seq.mean()),
+            "ui.decode.mem.per_sequence_help", max=format_bytes(per_seq.max()),
+            tokens=f"{n['mean']:,}")
+    _metric(row[2], "ui.decode.mem.batch", format_bytes(mem["reserved_bytes"]),
+            "ui.decode.mem.batch_help", held=format_bytes(mem["batch_bytes"]),
+            layout=state.tr(f"ui.decode.layout.{p['layout']}"))
+    _metric(row[3], "ui.decode.mem.weights", format_bytes(fit["paged"]["weight_bytes"]),
+            "ui.decode.mem.weights_help", dtype=p["weight_dtype"],
+            params=f"{model.params_B:g}", hbm=format_bytes(chip.hbm_bytes))
+    row = st.columns(4)
+    for column, name in zip(row, ("contiguous", "paged")):
+        _metric(column, f"ui.decode.mem.fit_{name}", f"{fit[name]['max_batch']:,}",
+                "ui.decode.mem.fit_help", max_len=f"{p['max_len']:,}", mean=f"{n['mean']:,}",
+                block=p["block_size"])
+    for column, name in zip(row[2:], ("contiguous", "paged")):
+        _metric(column, f"ui.decode.mem.waste_{name}",
+                f"{n['frag'][f'{name}_waste_fraction']:.1%}", "ui.decode.mem.waste_help",
+                bytes=format_bytes(n["frag"][f"{name}_wasted_bytes"]))
+
+
+def show_memory(chip: Chip, p: dict, lengths, layout) -> None:
+    """Bytes per token / sequence / batch, weights vs HBM, the largest batch, and the
+    contiguous vs paged waste, in numbers and as a bar against the HBM line."""
+    st.subheader(state.tr("ui.decode.mem.title"))
+    n = memory(chip, p, lengths, layout)
+    _memory_metrics(chip, p, n)
+    fig = decode_plots.kv_memory_figure(chip.hbm_bytes, n["fit"]["paged"]["weight_bytes"],
+                                        n["layouts"], state.language())
+    run_view.show(fig, key="kv_memory")
+    fit = n["fit"]["paged"]
+    if not fit["weights_fit"]:
+        st.warning(state.tr("ui.decode.mem.weights_too_big", chips=fit["min_chips_for_weights"],
+                            weights=format_bytes(fit["weight_bytes"]),
+                            hbm=format_bytes(chip.hbm_bytes), chip=chip.display_name),
+                   icon=":material/warning:")
+    st.caption(state.tr("ui.decode.mem.caption", block=p["block_size"],
+                        bound=format_bytes(n["frag"]["paged_waste_bound_bytes"])))
+
+
+# ---- the step ----------------------------------------------------------------------------
+def show_step(s: DecodeStep) -> None:
+    """Step time, tokens/s and P50/P99 completion, then the per-layer split (the linear
+    layers hatched: an estimate) and when each sequence is done."""
+    row = st.columns(4)
+    _metric(row[0], "ui.decode.step.time", f"{s.step_ns / 1e6:,.2f} ms",
+            "ui.decode.step.time_help", layers=s.layers)
+    _metric(row[1], "ui.decode.step.tokens", f"{s.tokens_per_s:,.0f}",
+            "ui.decode.step.tokens_help", batch=len(s.lengths))
+    _metric(row[2], "ui.decode.step.p50", f"{s.latency_p50_ns / 1e3:,.1f} µs",
+            "ui.decode.step.p_help")
+    _metric(row[3], "ui.decode.step.p99", f"{s.latency_p99_ns / 1e3:,.1f} µs",
+            "ui.decode.step.p_help")
+    parts = {"append": s.append_ns, "attention": s.attention_ns, "linear": s.linear_ns}
+    run_view.show(decode_plots.step_split_figure(parts, s.layers, state.language()),
+                  key="step_split")
+    st.caption(state.tr("ui.decode.step.linear_caption",
+                        bound=state.tr(f"ui.decode.linear_bound.{s.linear_bound}"),
+                        us=f"{s.linear_ns / 1e3:,.1f}"))
+    if len(s.seq_done_ns):
+        run_view.show(decode_plots.latency_figure(
+            s.seq_done_ns, s.lengths, s.latency_p50_ns, s.latency_p99_ns, state.language()),
+            key="latency")
+        st.caption(state.tr("ui.decode.step.latency_caption"))
+
+
+def show_layer(scenario: Scenario, s: DecodeStep) -> None:
+    """The emulated layer: key metrics, the timeline, the summary figures, the roofline."""
+    result = s.result
+    st.subheader(state.tr("ui.decode.layer_title"))
+    names = LAYER_METRICS
+    if result.params["impl"] == "cube_vector":
+        names = (*names[:4], "aic_cube_ratio", *names[4:7])
+    run_view.show_metrics(result, names)
+    st.subheader(state.tr("ui.va.timeline"))
+    cores, window = run_view._view_controls(result)
+    run_view.show(run_view.timeline(scenario, state.language(), cores, window), key="timeline")
+    st.caption(state.tr("ui.decode.timeline_help"))
+    lang = state.language()
+    for row in FIGURE_ROWS:
+        for column, kind in zip(st.columns(2), row):
+            with column:
+                run_view.show(run_view.result_figure(kind, scenario, lang), key=kind)
+                st.caption(state.tr(f"ui.decode.caption.{kind}"))
+
+
+def show_hbm(s: DecodeStep) -> None:
+    """The attention's achieved HBM bandwidth as a share of the chip's peak."""
+    share = s.attention_hbm_GBps / s.hbm_peak_GBps if s.hbm_peak_GBps else 0.0
+    st.metric(state.tr("ui.decode.step.hbm"), f"{s.attention_hbm_GBps:,.0f} GB/s",
+              delta=state.tr("ui.decode.step.of_peak", share=f"{share:.0%}",
+                             peak=f"{s.hbm_peak_GBps:,.0f}"),
+              delta_color="off", border=True, help=state.tr("ui.decode.step.hbm_help"))
+
+
+def show_roofline(scenario: Scenario) -> None:
+    run_view.show(roofline(scenario, state.language()), key="roofline")
+    st.caption(state.tr("ui.decode.caption.roofline"))
+
+
+# ---- append strategies -------------------------------------------------------------------
+def _append_times(scenario: Scenario, s: DecodeStep) -> dict[str, float]:
+    """Emulated append time per layer of both strategies (those small enough to emulate)."""
+    lengths, times = s.lengths, {}
+    for strategy in decode_plots.STRATEGIES:
+        other = append_only(scenario, strategy)
+        p = other.params_dict
+        if decode.instruction_count(s.result.chip, p, lengths) <= APPEND_MAX_INSTRUCTIONS:
+            times[strategy] = state.simulate(other).makespan_ns
+    return times
+
+
+def show_append(scenario: Scenario, s: DecodeStep) -> None:
+    """Incremental vs concat: bytes per layer (formulas) and emulated time per layer."""
+    st.subheader(state.tr("ui.decode.append.title"))
+    b = s.append_bytes
+    moved = {k: b[f"{k}_read"] + b[f"{k}_write"] for k in decode_plots.STRATEGIES}
+    with st.spinner(state.tr("ui.decode.running")):
+        times = _append_times(scenario, s)
+    chosen = s.result.params["append"]
+    run_view.show(decode_plots.append_figure(moved, times, chosen, state.language()),
+                  key="append")
+    ratio = moved["concat"] / moved["incremental"] if moved["incremental"] else 0.0
+    st.caption(state.tr("ui.decode.append.caption", ratio=f"{ratio:,.0f}",
+                        inc=format_bytes(moved["incremental"]),
+                        concat=format_bytes(moved["concat"])))
+    if len(times) < 2:
+        st.caption(state.tr("ui.decode.append.untimed", limit=f"{APPEND_MAX_INSTRUCTIONS:,}"))
+
+
+# ---- numerics ----------------------------------------------------------------------------
+def _note_value(value: object) -> object:
+    """A note's value: integers with separators, the rest as given (catalogue texts
+    may format floats themselves, e.g. ``{need_GB:.1f}``)."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def show_numerics(s: DecodeStep) -> None:
+    """Pass / fail of the float64 check, the worst error vs its bound, what was verified,
+    and the step's notes (replicated layer, estimated linear part, overcommit)."""
+    check, p = s.result.numerics, s.result.params
+    values = dict(abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
+                  ratio=f"{check.bound_ratio:.3g}", verified=f"{check.verified:,}",
+                  total=f"{check.total:,}", kv=p["kv_dtype"], out=dp.out_dtype(p))
+    if check.passed:
+        st.success(state.tr("ui.decode.numerics_pass", **values), icon=":material/check_circle:")
+    else:
+        st.error(state.tr("ui.decode.numerics_fail", **values), icon=":material/cancel:")
+    for msg_id, note_values in s.notes:
+        if has(msg_id):
+            values = {k: _note_value(v) for k, v in note_values.items()}
+            st.caption(state.tr(msg_id, **values))

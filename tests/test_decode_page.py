@@ -1,0 +1,135 @@
+"""The "KV cache and decode" page under ``streamlit.testing.v1.AppTest``: it renders the
+small default scenario (KV calculator, step, layer, append comparison, numerical check,
+the blog's claim recomputed), its controls change the output, bad input (a length list
+of the wrong size, a tile too big for UB, a batch that does not fit in HBM, a program too
+big for the page, a bad link) is a translated message and never an exception, a link
+reopens a scenario, and Chinese works.
+"""
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
+
+PAGE = "explorer/ui/pages/decode.py"
+PREFIX = "w.dc."
+
+
+def widget(at: AppTest, name: str):
+    return find(at, PREFIX + name)
+
+
+def decode_page(query: dict | None = None, **values) -> AppTest:
+    """The app started from its entry point, switched to the decode page, widgets set."""
+    at = open_page(PAGE, query, timeout=120)
+    return set_widgets(at, PREFIX, **values) if values else at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def number(text: str) -> float:
+    return float(text.split()[0].replace(",", ""))
+
+
+def test_default_page_renders_the_small_scenario():
+    at = decode_page()
+    assert at.title[0].value == "KV cache and decode"
+    assert (widget(at, "model").value, widget(at, "batch").value) == ("llama3-8b", 8)
+    assert metric(at, "KV per token") == "128.00 KiB"  # 2 x 32 x 8 x 128 x 2 bytes
+    assert metric(at, "KV per sequence (mean)") == "256.00 MiB"  # x 2,048 tokens
+    assert metric(at, "Step time").endswith("ms")
+    assert number(metric(at, "Tokens/s")) > 0
+    assert "of the 1,600 GB/s peak" in "".join(str(m.proto.delta) for m in at.metric)
+    assert "Passed" in texts(at.success) and "output elements verified" in texts(at.success)
+    assert len(at.get("plotly_chart")) == 10  # memory, split, latency, timeline, ratios,
+    # traffic, bandwidth, balance, roofline, append
+    assert "ESTIMATE" in texts(at.caption)  # the linear layers are labelled as such
+    blog = texts(at.markdown)
+    assert "**2.68 GB**" in blog and "**141.2 GB**" in blog  # computed from the preset
+    assert "**18.1 sequences**" in blog and "**0.34×** the weights, not 1.8×" in blog
+    assert "heads_per_block" in blog and "min(8, 262,144 / 512)" in blog
+    assert at.query_params["batch"] == "8" and at.query_params["impl"] == "vector"
+
+
+def test_changing_controls_changes_the_output():
+    at = decode_page()
+    step, kv = metric(at, "Step time"), metric(at, "KV of the batch (reserved)")
+    set_widgets(at, PREFIX, batch=16)
+    assert metric(at, "KV of the batch (reserved)") != kv
+    assert metric(at, "Step time") != step
+    set_widgets(at, PREFIX, impl="cube_vector")
+    assert "aic_cube_ratio" in {m.label for m in at.metric}
+    assert "CrossCoreSetFlag" in texts(at.info)
+
+
+def test_example_buttons_set_the_scenario():
+    at = decode_page()
+    at.button(key="dc_example_split").click()
+    run(at)
+    assert (widget(at, "impl").value, widget(at, "batch").value) == ("split_kv", 2)
+    assert "Passed" in texts(at.success)
+    at.button(key="dc_example_concat").click()
+    run(at)
+    assert widget(at, "append").value == "concat" and widget(at, "batch").value == 8
+
+
+def test_lengths_list_of_the_wrong_size_is_an_error_message():
+    at = decode_page(distribution="list")
+    at.text_input(key="w.dc.lengths").set_value("512, 1024")
+    run(at)
+    message = texts(at.error)
+    assert "Lengths (one per sequence) (params.lengths) = '2 lengths' is not allowed" in message
+    assert "exactly batch = 8 lengths" in message
+    assert not at.get("plotly_chart")  # nothing to compute; the page still explains
+    assert "What this is in Ascend C" in [h.value for h in at.subheader]
+    at.text_input(key="w.dc.lengths").set_value("512, 1024, 64, 2048, 100, 300, 900, 4000")
+    run(at)
+    assert not at.error and "Passed" in texts(at.success)
+
+
+def test_tile_too_big_for_ub_names_the_limit():
+    at = decode_page()
+    widget(at, "tile_tokens").set_value(128)
+    run(at)
+    message = texts(at.error)
+    assert "tile_tokens (0 = auto) (params.tile_tokens) = 128 is not allowed" in message
+    assert "at most 64 tokens" in message
+
+
+def test_batch_beyond_hbm_is_refused_until_overcommit_is_allowed():
+    at = decode_page(model="llama3-70b")
+    assert "at most 0 sequences" in texts(at.error)
+    assert "at least 3 chips are needed" in texts(at.warning)  # the calculator still shows
+    assert metric(at, "KV per token") == "320.00 KiB"
+    set_widgets(at, PREFIX, allow_overcommit=True)
+    assert not at.error
+    assert "Does not fit" in texts(at.caption)
+
+
+def test_program_too_big_for_the_page_is_refused():
+    at = decode_page(allow_overcommit=True, batch=1024, mean_len=16384, max_len=16384)
+    assert "at most 1,000,000 instructions" in texts(at.error)
+    assert not at.exception
+
+
+def test_link_reopens_the_scenario_and_reports_bad_values():
+    at = decode_page({"batch": "4", "impl": "cube_vector", "kv_dtype": "int8_token",
+                      "buffer_num": "1", "bogus": "1", "layout": "sideways"})
+    assert widget(at, "batch").value == 4
+    assert widget(at, "impl").value == "cube_vector"
+    assert widget(at, "kv_dtype").value == "int8_token"
+    assert widget(at, "buffer_num").value == 1
+    message = texts(at.error)
+    assert "bogus = '1' is not allowed" in message and "sideways" in message
+    assert "Passed" in texts(at.success)
+    assert at.query_params["impl"] == "cube_vector"
+
+
+def test_chinese():
+    at = decode_page({"lang": "zh"})
+    assert at.title[0].value == "KV 缓存与解码"
+    assert "通过" in texts(at.success)
+    assert "解码步" in [h.value for h in at.subheader]
+    assert metric(at, "每 token 的 KV") == "128.00 KiB"
