@@ -21,7 +21,7 @@ from explorer.core.i18n import flatten_table
 from explorer.plots import (bandwidth_figure, core_diagram_figure, load_balance_figure,
                             pipe_ratio_figure, roofline_figure, timeline_figure,
                             traffic_figure)
-from explorer.plots.memory import step_points
+from explorer.plots.memory import MAX_SEGMENTS, binned_rate, step_points
 from explorer.plots.roofline import ridge_intensity
 from explorer.plots.style import PIPES, format_bytes
 from explorer.plots.timeline import HEATMAP_BINS, lane_utilisation
@@ -322,6 +322,22 @@ def test_bandwidth_step_lines_and_dashed_peaks():
     assert all(shape.line.dash == "dash" for shape in fig.layout.shapes)
     assert all_texts(fig) != all_texts(bandwidth_figure(bw, 1600.0, 7000.0, "zh"))
     assert len(bandwidth_figure(bw.iloc[0:0], 1600.0, 7000.0, "en").data) == 0
+
+
+def test_binned_rate_conserves_bytes_and_averages_bursts():
+    t0 = np.arange(0.0, 100.0, 2.0)  # 1 ns bursts at 1000 GB/s every 2 ns, gaps between
+    t0_, t1_, rate = binned_rate(t0, t0 + 1.0, np.full(len(t0), 1000.0), 10)
+    assert np.allclose(rate, 500.0, rtol=0.1)  # busy half the time (bins cut bursts)
+    assert np.sum(rate * (t1_ - t0_)) == pytest.approx(1000.0 * len(t0))
+
+
+def test_bandwidth_of_many_segments_is_binned():
+    n = MAX_SEGMENTS + 1
+    bw = pd.DataFrame(dict(t0_ns=np.arange(n) * 2.0, t1_ns=np.arange(n) * 2.0 + 1.0,
+                           hbm_GBps=np.full(n, 1600.0), l2_GBps=np.zeros(n)))
+    hbm = bandwidth_figure(bw, 1600.0, 7000.0, "en").data[0]
+    assert max(hbm.y) < 1000.0  # the mean, not the bursts' peak
+    assert "bins" in bandwidth_figure(bw, 1600.0, 7000.0, "en").layout.title.text
 
 
 # --- roofline ------------------------------------------------------------------------------

@@ -13,6 +13,10 @@ from explorer.plots.style import (SOURCE_COLOURS, SOURCE_ORDER, base_layout, byt
                                   empty_figure, format_bytes, msg, source_name)
 
 _NS_PER_US = 1000.0
+#: above this many segments the throughput is drawn as averages over this many time bins
+#: (thousands of short bursts would otherwise alias into a solid band at the peak)
+MAX_SEGMENTS = 2000
+BINS = 400
 
 
 def traffic_figure(traffic: pd.DataFrame, lang: str = "en") -> go.Figure:
@@ -56,6 +60,21 @@ def step_points(t0: np.ndarray, t1: np.ndarray, value: np.ndarray) -> tuple[np.n
     return x, y
 
 
+def binned_rate(t0: np.ndarray, t1: np.ndarray, value: np.ndarray,
+                bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Average of a piecewise-constant rate over ``bins`` equal time bins: (bin starts,
+    bin ends, mean rate). Exact: each bin's mean is the integral of the rate over it (the
+    bytes moved) divided by its width, so the bytes are conserved."""
+    order = np.argsort(t0, kind="stable")
+    t0, t1, value = t0[order], t1[order], value[order]
+    cum_end = np.cumsum(value * (t1 - t0))
+    xp = np.column_stack([t0, t1]).ravel()  # the integral is linear inside a segment
+    fp = np.column_stack([cum_end - value * (t1 - t0), cum_end]).ravel()
+    edges = np.linspace(t0[0], t1.max(), bins + 1)
+    cum = np.interp(edges, xp, fp)
+    return edges[:-1], edges[1:], np.diff(cum) / np.diff(edges)
+
+
 def _peak_line(fig: go.Figure, peak: float | None, key: str, colour: str, lang: str) -> None:
     """A dashed horizontal line at a bandwidth peak, skipped when the peak is unknown."""
     if peak is None or not np.isfinite(peak) or peak <= 0:
@@ -72,12 +91,14 @@ def bandwidth_figure(bandwidth: pd.DataFrame, hbm_peak_GBps: float, l2_peak_GBps
         return empty_figure(msg("bandwidth.empty", lang), msg("bandwidth.title", lang))
     t0 = bandwidth["t0_ns"].to_numpy(dtype=np.float64)
     t1 = bandwidth["t1_ns"].to_numpy(dtype=np.float64)
+    binned = len(t0) > MAX_SEGMENTS
     fig = go.Figure()
     for column, key, colour in (("hbm_GBps", "hbm", SOURCE_COLOURS["HBM"]),
                                 ("l2_GBps", "l2", SOURCE_COLOURS["L2"])):
         if column not in bandwidth:
             continue
-        x, y = step_points(t0, t1, bandwidth[column].to_numpy(dtype=np.float64))
+        rate = bandwidth[column].to_numpy(dtype=np.float64)
+        x, y = step_points(*(binned_rate(t0, t1, rate, BINS) if binned else (t0, t1, rate)))
         hover = msg("bandwidth.hover", lang, time="%{x:.3f}", value="%{y:.1f}")
         fig.add_trace(go.Scatter(x=x / _NS_PER_US, y=y, mode="lines",
                                  name=msg(f"bandwidth.{key}", lang),
@@ -85,7 +106,10 @@ def bandwidth_figure(bandwidth: pd.DataFrame, hbm_peak_GBps: float, l2_peak_GBps
                                  hovertemplate=hover + "<extra>%{fullData.name}</extra>"))
     _peak_line(fig, hbm_peak_GBps, "hbm", SOURCE_COLOURS["HBM"], lang)
     _peak_line(fig, l2_peak_GBps, "l2", SOURCE_COLOURS["L2"], lang)
-    base_layout(fig, msg("bandwidth.title", lang), hovermode="x unified")
+    width = (t1.max() - t0.min()) / BINS / _NS_PER_US
+    title = msg("bandwidth.title", lang) + (msg("bandwidth.binned", lang, width=f"{width:.3g}")
+                                            if binned else "")
+    base_layout(fig, title, hovermode="x unified")
     fig.update_xaxes(title_text=msg("bandwidth.x_title", lang))
     fig.update_yaxes(title_text=msg("bandwidth.y_title", lang), rangemode="tozero")
     return fig

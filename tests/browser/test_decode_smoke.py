@@ -1,0 +1,42 @@
+"""One real-browser pass through the KV cache and decode page: it draws its charts,
+switching the attention implementation re-emulates the layer and lands in the URL, a
+shared link reopens the same scenario, and nothing raises. Screenshots in English and
+Chinese land in test-output/ for a human look."""
+from __future__ import annotations
+
+from tests.browser import (CHART, exception_texts, open_rendered, screenshot, wait_for_app,
+                           wait_for_change, wait_for_chart)
+
+METRIC_VALUE = '[data-testid="stMetricValue"]'
+
+
+def _step_time(page) -> str:
+    return page.locator('[data-testid="stMetric"]').filter(
+        has_text="Step time").locator(METRIC_VALUE).inner_text()
+
+
+def test_decode_page_switches_implementation(app_url, page):
+    page.goto(f"{app_url}/decode")
+    wait_for_app(page)
+    wait_for_chart(page)
+    before = _step_time(page)
+    page.locator('[data-testid="stRadio"]').get_by_text("cube + vector", exact=True).click()
+    wait_for_app(page)
+    after = wait_for_change(lambda: _step_time(page), before)
+    assert after.endswith("ms") and after != before
+    assert "impl=cube_vector" in page.url
+    shared = page.url
+    assert exception_texts(page) == []
+    screenshot(page, "decode_en")
+
+    page.goto(shared)  # a copied link reopens the same scenario
+    wait_for_app(page)
+    wait_for_chart(page)
+    assert _step_time(page) == after
+
+
+def test_decode_page_in_chinese(app_url, page):
+    open_rendered(page, f"{app_url}/decode?lang=zh&batch=4", "KV 缓存与解码")
+    assert exception_texts(page) == []
+    page.locator(CHART).first.scroll_into_view_if_needed()
+    screenshot(page, "decode_zh")
