@@ -175,3 +175,17 @@ def test_presets_subprocess():
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     _check_presets_listing(proc.stdout)
+
+
+def test_run_decode_prints_the_step(tmp_path, capsys):
+    params = {"model": "llama3-8b", "batch": 2, "mean_len": 256, "max_len": 512}
+    path = write(tmp_path, Scenario.make(kernel="decode", params=params).to_toml())
+    assert cli.main(["run", path, "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)["decode_step"]
+    assert step["layers"] == 32 and step["fits_hbm"]
+    assert step["step_ms"] * 1e3 == pytest.approx(32 * (
+        step["append_us_per_layer"] + step["attention_us_per_layer"]
+        + step["linear_us_per_layer_estimated"]))
+    assert step["tokens_per_s"] == pytest.approx(2 / (step["step_ms"] / 1e3))
+    assert cli.main(["run", path]) == 0
+    assert "linear_us_per_layer_estimated" in capsys.readouterr().out
