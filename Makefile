@@ -51,6 +51,7 @@ bench: venv
 	$(PY) -m bench.engine
 	$(PY) -m bench.gemm
 	$(PY) -m bench.decode
+	$(PY) -m bench.balance
 
 clean:
 	rm -rf .numba_cache test-output .pytest_cache .hypothesis

@@ -25,6 +25,9 @@ from hardware_presets import Chip
 
 from .decode_params import FP32, kv_bytes, out_dtype, token_scale_bytes
 from .decode_tasks import Tasks, make_tasks, make_tiles
+from .cycles import gm_read_cycles, vector_cycles
+from .decode_params import schedule, vector_cores
+from .decode_tasks import emit_dispatch
 from .models import ModelShape
 from .program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from .scheduling import assign, core_order
@@ -33,19 +36,60 @@ from .tque import iteration_index, previous
 STAGES = 10
 TILE_OPS = 10  # instructions per tile
 TASK_OPS = 4  # CopyIn q, Cast q, Div/Cast, CopyOut
+DISPATCH_OPS = 2  # the dynamic queue's atomic: read and write
+
+
+def tile_vector_ops(p: dict, model: ModelShape, tk, h) -> list[tuple[int, str, object, VClass]]:
+    """(stage, label, elements, class) of the vector instructions of one tile of ``tk``
+    tokens x ``h`` KV heads, all in fp32; stages 0 and 6 are the K and V loads."""
+    g, d = model.gqa_group, model.head_dim
+    passes = 2 if kv_bytes(p) == 1 else 1  # int8: Cast, then Mul by the scale
+    big = h * g * tk * d
+    cast = ("Cast {} -> fp32" if passes == 1 else "Dequant {}")
+    simple = VClass.SIMPLE
+    return [(1, cast.format("K"), passes * tk * h * d, simple), (2, "Mul q*K", big, simple),
+            (3, "ReduceSum -> scores", big, simple),
+            (4, "Softmax update (max, sub, scale)", 3 * h * g * tk + 2 * h * g, simple),
+            (5, "Exp", h * g * (tk + 1), VClass.SPECIAL),
+            (7, cast.format("V"), passes * tk * h * d, simple), (8, "Mul p*V", big, simple),
+            (9, "ReduceSum + rescale o", big + 2 * h * g * d, simple)]
+
+
+def tile_bytes(p: dict, model: ModelShape, tk, h):
+    """Bytes of one K (or V) tile as stored: codes plus per-token scales."""
+    return tk * h * (model.head_dim * kv_bytes(p) + token_scale_bytes(p))
+
+
+def task_cycles(chip: Chip, p: dict, model: ModelShape, tokens, heads) -> np.ndarray:
+    """Estimated cycles of tasks of ``tokens`` x ``heads``: per tile the larger of its
+    vector work and its two loads at a fair share of HBM (the cost model's formulas),
+    summed over the tiles (full ones and the last partial one)."""
+    tokens, heads = np.asarray(tokens), np.asarray(heads)
+    cores = vector_cores(chip, p)
+
+    def tile(tk):
+        vec = sum(vector_cycles(chip, e, 4, c == VClass.SPECIAL)
+                  for _, _, e, c in tile_vector_ops(p, model, tk, heads))
+        return np.where(tk > 0, np.maximum(vec, 2 * gm_read_cycles(
+            chip, tile_bytes(p, model, tk, heads), cores)), 0.0)
+
+    t = p["tile_tokens"]
+    return (tokens // t) * tile(t) + tile(tokens % t) + chip.gm_read_latency_cycles
 
 
 def tasks_for(chip: Chip, p: dict, model: ModelShape, lengths) -> Tasks:
     """The vector attention's tasks for these lengths, on block_dim vector cores."""
-    cores = p["block_dim"] or len(chip.vector_core_ids())
+    cores = vector_cores(chip, p)
     return make_tasks(lengths, model.kv_heads, p["heads_per_pass"], p["split_tokens"],
-                      p["tile_tokens"], cores, p["policy"])
+                      p["tile_tokens"], cores, schedule(chip, p, cores),
+                      lambda tokens, heads: task_cycles(chip, p, model, tokens, heads))
 
 
 def instruction_count(chip: Chip, p: dict, model: ModelShape, lengths) -> int:
     """Instructions `emit` will add (checked against the cap before building)."""
     tasks = tasks_for(chip, p, model, lengths)
     count = TILE_OPS * int(tasks.n_tiles.sum()) + TASK_OPS * len(tasks)
+    count += DISPATCH_OPS * len(tasks) if p["policy"] == "dynamic" else 0
     split = tasks.chunks > 1
     if not split.any():
         return count
@@ -61,9 +105,14 @@ def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
     tasks = tasks_for(chip, p, model, lengths)
     tiles = make_tiles(tasks, p["tile_tokens"])
     core = cores[tasks.slot]
-    _emit_headers(b, p, model, tasks, core, seq0)
+    head = _emit_headers(b, p, model, tasks, core, seq0)
     _emit_tiles(b, p, model, tiles, tasks, core, seq0)
-    parts = _emit_trailers(b, p, model, tasks, core, seq0)
+    parts, out = _emit_trailers(b, p, model, tasks, core, seq0)
+    if p["policy"] == "dynamic":
+        s = seq0 + tasks.it0 * STAGES - 1  # before the task's header, after the last task
+        taken = emit_dispatch(b, core, tasks.seq, s, previous(out, tasks.ordinal, 1),
+                              np.argsort(tasks.tid))
+        b.depend(head, taken)
     nxt = seq0 + int((tasks.it_end.max(initial=0) + 1)) * STAGES
     if parts is None:
         return nxt
@@ -71,7 +120,7 @@ def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
     return _emit_combine(b, p, model, tasks, cores, parts, nxt + 1)
 
 
-def _emit_headers(b, p, model, tasks, core, seq0) -> None:
+def _emit_headers(b, p, model, tasks, core, seq0) -> np.ndarray:
     """CopyIn q (g query heads per KV head) and its Cast to fp32, per task."""
     g, d = model.gqa_group, model.head_dim
     qe = tasks.heads * g * d
@@ -81,31 +130,21 @@ def _emit_headers(b, p, model, tasks, core, seq0) -> None:
     cast = b.vector(core, "Cast q -> fp32", qe, "fp32", s + 1, task=tasks.seq)
     b.depend(cast, load)
     b.depend(load, previous(cast, tasks.ordinal, 1))  # one q buffer
+    return load
 
 
 def _emit_tiles(b, p, model, tiles, tasks, core, seq0) -> None:
     """The per-tile loop with K and V queues of BUFFER_NUM slots (the vector pipe runs
     its instructions in program order, so only the queues need edges)."""
-    g, d, bn = model.gqa_group, model.head_dim, p["buffer_num"]
+    bn = p["buffer_num"]
     h, tk, c = tasks.heads[tiles.task], tiles.tokens, core[tiles.task]
     s, seqs = seq0 + tiles.it * STAGES, tasks.seq[tiles.task]
-    in_bytes = tk * h * (d * kv_bytes(p) + token_scale_bytes(p))
-    passes = 2 if kv_bytes(p) == 1 else 1  # int8: Cast, then Mul by the scale
-    big = h * g * tk * d
-
-    def vec(label, elems, offset, vclass=VClass.SIMPLE):
-        return b.vector(c, label, elems, "fp32", s + offset, vclass=vclass, task=seqs)
-
+    in_bytes = tile_bytes(p, model, tk, h)
     ld_k = b.transfer(c, Pipe.MTE2, "CopyIn K", Level.GM, Level.UB, in_bytes, s, task=seqs)
-    cast_k = vec("Cast K -> fp32" if passes == 1 else "Dequant K", passes * tk * h * d, 1)
-    vec("Mul q*K", big, 2)
-    vec("ReduceSum -> scores", big, 3)
-    vec("Softmax update (max, sub, scale)", 3 * h * g * tk + 2 * h * g, 4)
-    vec("Exp", h * g * (tk + 1), 5, VClass.SPECIAL)
     ld_v = b.transfer(c, Pipe.MTE2, "CopyIn V", Level.GM, Level.UB, in_bytes, s + 6, task=seqs)
-    cast_v = vec("Cast V -> fp32" if passes == 1 else "Dequant V", passes * tk * h * d, 7)
-    vec("Mul p*V", big, 8)
-    vec("ReduceSum + rescale o", big + 2 * h * g * d, 9)
+    ops = {stage: b.vector(c, label, elems, "fp32", s + stage, vclass=vclass, task=seqs)
+           for stage, label, elems, vclass in tile_vector_ops(p, model, tk, h)}
+    cast_k, cast_v = ops[1], ops[7]
     for load, cast in ((ld_k, cast_k), (ld_v, cast_v)):
         b.depend(cast, load)  # DeQue waits for EnQue
         b.depend(load, previous(cast, tiles.u, bn))  # AllocTensor waits for a free slot
@@ -131,7 +170,7 @@ def _emit_trailers(b, p, model, tasks, core, seq0):
                      region=region, task=tasks.seq)
     b.depend(out, fin)
     b.depend(fin, previous(out, tasks.ordinal, p["buffer_num"]))
-    return (out, region) if part.any() else None
+    return ((out, region) if part.any() else None), out
 
 
 def _emit_combine(b, p, model, tasks, cores, parts, seq0) -> int:
@@ -146,7 +185,11 @@ def _emit_combine(b, p, model, tasks, cores, parts, seq0) -> int:
     first = np.r_[True, key[1:] != key[:-1]]
     combine_of = np.cumsum(first) - 1
     n_comb = int(combine_of.max(initial=-1)) + 1
-    slots = assign(n_comb, len(cores), p["policy"])
+    # the combine kernel's tasks differ only in their chunk counts: the task's policy, but
+    # without a queue (round-robin for "dynamic"; cluster_lpt has no shared data here)
+    policy = {"dynamic": "round_robin", "cluster_lpt": "lpt"}.get(p["policy"], p["policy"])
+    slots = assign(np.bincount(combine_of).astype(float), len(cores), policy,
+                   inter_core_cost=p["inter_core_cost"])
     order, ordinal = core_order(slots)
     rank = np.empty(n_comb, np.int64)
     rank[order] = np.arange(n_comb)

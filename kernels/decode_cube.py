@@ -23,8 +23,10 @@ import numpy as np
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 
-from .decode_params import CUBE_M0, FP32, kv_bytes, out_dtype, token_scale_bytes
-from .decode_tasks import Tasks, Tiles, make_tasks, make_tiles
+from .cycles import gm_read_cycles
+from .decode_params import (CUBE_M0, FP32, cube_cores, kv_bytes, out_dtype, schedule,
+                            token_scale_bytes)
+from .decode_tasks import Tasks, Tiles, emit_dispatch, make_tasks, make_tiles
 from .models import ModelShape
 from .program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from .tque import iteration_index, previous
@@ -33,12 +35,26 @@ STAGES = 24
 TILE_OPS = 17
 INT8_TILE_OPS = 6
 TASK_OPS = 4
+DISPATCH_OPS = 2
+
+
+def task_cycles(chip: Chip, p: dict, model: ModelShape, tokens, cores: int) -> np.ndarray:
+    """Estimated cycles of tasks of ``tokens``: the AIC's MTE2, which loads K, V and P of
+    every tile (its busiest pipe), at a fair share of HBM; three loads' latencies per tile."""
+    tokens = np.asarray(tokens)
+    m = -(-model.gqa_group // CUBE_M0) * CUBE_M0
+    cb = DTYPE_BYTES[out_dtype(p)]
+    nbytes = tokens * (2 * model.head_dim * cb + m * cb)
+    tiles = -(-tokens // p["tile_tokens"])
+    return gm_read_cycles(chip, nbytes, cores) + 2 * tiles * chip.gm_read_latency_cycles
 
 
 def tasks_for(chip: Chip, p: dict, model: ModelShape, lengths) -> Tasks:
     """One task per (sequence, KV head), on block_dim cube cores."""
-    cores = min(p["block_dim"] or chip.ai_cores, chip.ai_cores)
-    return make_tasks(lengths, model.kv_heads, 1, 0, p["tile_tokens"], cores, p["policy"])
+    cores = cube_cores(chip, p)
+    return make_tasks(lengths, model.kv_heads, 1, 0, p["tile_tokens"], cores,
+                      schedule(chip, p, cores),
+                      lambda tokens, heads: task_cycles(chip, p, model, tokens, cores))
 
 
 def require_split(chip: Chip) -> None:
@@ -53,7 +69,8 @@ def require_split(chip: Chip) -> None:
 def instruction_count(chip: Chip, p: dict, model: ModelShape, lengths) -> int:
     tasks = tasks_for(chip, p, model, lengths)
     per_tile = TILE_OPS + (INT8_TILE_OPS if kv_bytes(p) == 1 else 0)
-    return per_tile * int(tasks.n_tiles.sum()) + TASK_OPS * len(tasks)
+    per_task = TASK_OPS + (DISPATCH_OPS if p["policy"] == "dynamic" else 0)
+    return per_tile * int(tasks.n_tiles.sum()) + per_task * len(tasks)
 
 
 def _ring(b, users, consumers, core, seq, depth) -> None:
@@ -103,17 +120,22 @@ def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
     tasks = tasks_for(chip, p, model, lengths)
     tiles = make_tiles(tasks, p["tile_tokens"])
     e = _Emitter(b, chip, p, model, tasks, tiles, seq0)
-    q_move = _header(e)
+    q_load, q_move = _header(e)
     k_src, v_src = _int8_antiquant(e) if kv_bytes(p) == 1 else (None, None)
     ids = _s_part(e, k_src)
     ids.update(_o_part(e, v_src))
     _buffers(e, ids, q_move)
-    _trailer(e)
+    out = _trailer(e)
+    if p["policy"] == "dynamic":  # the AIC takes the next task once its last one is out
+        s = seq0 + tasks.it0 * STAGES - 1
+        taken = emit_dispatch(b, e.aic, tasks.seq, s, previous(out, tasks.ordinal, 1),
+                              np.argsort(tasks.tid))
+        b.depend(q_load, taken)
     return seq0 + int(tasks.it_end.max(initial=0) + 1) * STAGES
 
 
-def _header(e: _Emitter) -> np.ndarray:
-    """Load q (M x d) into L1 and L0A once per task."""
+def _header(e: _Emitter) -> tuple[np.ndarray, np.ndarray]:
+    """Load q (M x d) into L1 and L0A once per task; returns both instructions."""
     t, b = e.tasks, e.b
     s = e.seq0 + t.it0 * STAGES
     qb = e.m * e.d * e.cb
@@ -121,7 +143,7 @@ def _header(e: _Emitter) -> np.ndarray:
     mv = b.transfer(e.aic, Pipe.MTE1, "LoadData q -> L0A", Level.L1, Level.L0A, qb, s + 1,
                     task=t.seq)
     b.depend(mv, ld)
-    return mv
+    return ld, mv
 
 
 def _int8_antiquant(e: _Emitter):
@@ -229,7 +251,7 @@ def _buffers(e: _Emitter, ids: dict, q_move: np.ndarray) -> None:
     b.depend(q_move, previous(last_s, t.ordinal, 1))  # q stays in L0A for its task
 
 
-def _trailer(e: _Emitter) -> None:
+def _trailer(e: _Emitter) -> np.ndarray:
     """o / l, Cast and CopyOut of the g output rows, once per task (AIV)."""
     t, b = e.tasks, e.b
     s = e.seq0 + t.it_end * STAGES
@@ -239,3 +261,4 @@ def _trailer(e: _Emitter) -> None:
                      task=t.seq)
     b.depend(out, fin)
     b.depend(fin, previous(out, t.ordinal, 1))
+    return out

@@ -22,11 +22,11 @@ from hardware_presets.errors import InputError
 from . import decode_workload as wl
 from .models import ModelShape, kv_format, list_models, load_model, model_from_dict
 from .params import ParamSpec, validate_params
+from .scheduling import POLICIES
 
 IMPLS = ("vector", "cube_vector", "split_kv")
 APPENDS = ("incremental", "concat")
 PHASES = ("both", "append", "attention")
-POLICIES = ("static", "round_robin")
 CUSTOM = "custom"
 FP32 = 4
 CUBE_M0 = 16  # the cube's fractal: query rows are padded to 16
@@ -52,6 +52,7 @@ PARAMS: tuple[ParamSpec, ...] = _workload_specs() + (
     ParamSpec("append", str, "incremental", choices=APPENDS),
     ParamSpec("phases", str, "both", choices=PHASES),
     ParamSpec("policy", str, "static", choices=POLICIES),
+    ParamSpec("inter_core_cost", float, 0.0, 0.0, 1e6, unit="cycles per task off core 0"),
     ParamSpec("buffer_num", int, 2, choices=(1, 2)),
     ParamSpec("block_dim", int, 0, 0, 256, unit="cores (0 = all)"),
     ParamSpec("tile_tokens", int, 0, 0, 4096, unit="tokens (0 = auto)"),
@@ -93,6 +94,16 @@ def cube_cores(chip: Chip, p: dict) -> int:
     """Cube cores the cube+vector attention uses (block_dim, or all); each is paired with
     the vector core(s) of its group."""
     return min(p["block_dim"] or chip.ai_cores, chip.ai_cores)
+
+
+def schedule(chip: Chip, p: dict, n_cores: int) -> dict:
+    """Keyword arguments of `scheduling.assign` for these parameters: the policy, the
+    blog's inter-core cost, the chip's cluster size, and the dynamic queue's predicted
+    cost of taking a task (a GM atomic: read plus write latency; the emulator times the
+    atomics the kernel emits)."""
+    return {"policy": p["policy"], "inter_core_cost": p["inter_core_cost"],
+            "cluster_size": max(1, min(chip.cluster_size, n_cores)),
+            "dispatch_cost": chip.gm_read_latency_cycles + chip.gm_write_latency_cycles}
 
 
 # ---- UB / L1 / L0 plans ------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .program import Level, Pipe, ProgramBuilder
 from .scheduling import assign, core_order
 from .tque import iteration_index
 
@@ -25,6 +26,7 @@ ITER_EXTRA = 3
 class Tasks:
     """Tasks in execution order (core by core); every array has one entry per task."""
 
+    tid: np.ndarray  # task id (sequence-major numbering): the dynamic queue's order
     seq: np.ndarray  # sequence index
     head0: np.ndarray  # first KV head
     heads: np.ndarray  # KV heads in the task
@@ -61,8 +63,10 @@ class Tiles:
 
 
 def make_tasks(lengths, kv_heads: int, heads_per_pass: int, split_tokens: int,
-               tile_tokens: int, n_cores: int, policy: str) -> Tasks:
-    """Tasks (sequence-major, then head group, then chunk) mapped to cores by ``policy``.
+               tile_tokens: int, n_cores: int, sched: dict, cost) -> Tasks:
+    """Tasks (sequence-major, then head group, then chunk) mapped to cores by the policy
+    in ``sched`` (`decode_params.schedule`), from ``cost(tokens, heads)`` cycles per task;
+    tasks of one sequence share its key (cluster_lpt keeps them in one cluster).
     ``split_tokens`` 0 means one chunk per sequence (no split)."""
     lengths = np.asarray(lengths, np.int64)
     groups = -(-kv_heads // heads_per_pass)
@@ -75,14 +79,15 @@ def make_tasks(lengths, kv_heads: int, heads_per_pass: int, split_tokens: int,
     t0 = chunk * span
     tokens = np.minimum(span, lengths[seq] - t0)
     head0 = group * heads_per_pass
-    slots = assign(len(seq), n_cores, policy)
+    heads = np.minimum(heads_per_pass, kv_heads - head0)
+    slots = assign(cost(tokens, heads), n_cores, keys=seq, **sched)
     order, ordinal = core_order(slots)
     slot = slots[order]
     n_tiles = -(-tokens[order] // tile_tokens)
     width = n_tiles + ITER_EXTRA
     it0 = np.cumsum(width) - width
     it0 -= np.repeat(it0[ordinal == 0], np.diff(np.r_[np.flatnonzero(ordinal == 0), len(order)]))
-    return Tasks(seq[order], head0[order], np.minimum(heads_per_pass, kv_heads - head0)[order],
+    return Tasks(order, seq[order], head0[order], heads[order],
                  t0[order], tokens[order], chunks[seq][order], slot, ordinal, it0, n_tiles)
 
 
@@ -95,3 +100,20 @@ def make_tiles(tasks: Tasks, tile_tokens: int) -> Tiles:
     tokens = np.minimum(tile_tokens, tasks.t0[task] + tasks.tokens[task] - t0)
     return Tiles(task, j, t0, tokens, iteration_index(tasks.slot[task]),
                  tasks.it0[task] + 1 + j)
+
+
+def emit_dispatch(b: ProgramBuilder, core, seqs, seq_at, before, order) -> np.ndarray:
+    """The dynamic queue's GM atomic fetch-add before each task: a read and a write of the
+    counter (one GM region, so after the first it hits L2), serialised over all cores in
+    queue order, each after the core's previous task; returns the write ids (a task's
+    first instruction waits for them). ``order``: tasks in queue order; ``before``: the
+    last instruction of the core's previous task, -1 for a core's first."""
+    counter = b.regions(32)[0]
+    read = b.transfer(core, Pipe.MTE2, "Atomic fetch-add (task queue)", Level.GM, Level.UB,
+                      32, seq_at, region=counter, task=seqs)
+    write = b.transfer(core, Pipe.MTE3, "Atomic fetch-add (task queue)", Level.UB, Level.GM,
+                       32, seq_at, region=counter, task=seqs)
+    b.depend(write, read)
+    b.depend(read, before)
+    b.depend(read[order[1:]], write[order[:-1]])  # one counter: takes serialise
+    return write

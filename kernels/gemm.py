@@ -52,9 +52,19 @@ def plan(p: dict) -> Plan:
     sm, sn = _ceil(_ceil(M, X), bm) * bm, _ceil(_ceil(N, Y), bn) * bn
     X, Y = _ceil(M, sm), _ceil(N, sn)
     kz = _ceil(_ceil(K, p["grid_z"]), bk) * bk
-    grid = task_grid(X, Y, _ceil(K, kz), p["block_dim"], p["policy"], p["group"])
+    grid = task_grid(X, Y, _ceil(K, kz), p["block_dim"], p["policy"], p["group"],
+                     p["balance"], lambda x, y, z: _task_steps(p, sm, sn, kz, x, y, z))
     tiles = _tiles(grid, p, sm, sn, kz)
     return Plan(grid, (sm, sn), kz, tiles, _steps(tiles, p))
+
+
+def _task_steps(p, sm, sn, kz, x, y, z) -> np.ndarray:
+    """A task's cube fractal steps (its cycles without fixed costs): edge panels and the
+    last K split are smaller, which is all a balance policy can use here."""
+    rows = np.minimum(sm, p["M"] - x * sm)
+    cols = np.minimum(sn, p["N"] - y * sn)
+    ks = np.minimum(kz, p["K"] - z * kz)
+    return (_ceil(rows, 16) * _ceil(cols, 16) * _ceil(ks, 16)).astype(np.float64)
 
 
 def _tiles(grid: TaskGrid, p: dict, sm: int, sn: int, kz: int) -> dict[str, np.ndarray]:

@@ -13,6 +13,11 @@ blockDim-th one, so tasks run in waves of blockDim. The order is the policy:
   neighbouring y, so their A fetch can be shared by multicast, and clusters of one wave
   share B columns through L2.
 Split-K partials of one tile (z) are always adjacent, so they run in the same wave.
+
+Which core takes which task in that order is ``balance`` (kernels.scheduling):
+``round_robin`` is the kernel's loop above (task i on core i mod blockDim, in waves);
+``static`` gives each core a contiguous block; ``lpt`` balances the estimated costs
+(edge panels and the last K split are smaller). A task's "wave" is its rank on its core.
 """
 from __future__ import annotations
 
@@ -20,7 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .scheduling import assign, core_order
+
 POLICIES = ("row_major", "col_major", "swizzle", "cluster")
+BALANCES = ("round_robin", "static", "lpt")
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,13 +69,19 @@ def _order(X: int, Y: int, policy: str, group: int) -> tuple[np.ndarray, np.ndar
     return x[order], y[order]
 
 
-def task_grid(X: int, Y: int, Z: int, block_dim: int, policy: str, group: int) -> TaskGrid:
-    """The grid's tasks in launch order; task i runs on slot i % block_dim, wave
-    i // block_dim (the kernel's ``for (t = GetBlockIdx(); t < tasks; t += GetBlockNum())``)."""
+def task_grid(X: int, Y: int, Z: int, block_dim: int, policy: str, group: int,
+              balance: str = "round_robin", cost=None) -> TaskGrid:
+    """The grid's tasks in launch order; with ``round_robin`` task i runs on slot
+    i % block_dim, wave i // block_dim (the kernel's ``for (t = GetBlockIdx(); t < tasks;
+    t += GetBlockNum())``); other balances map them by ``cost(x, y, z)`` (cycles)."""
     if policy not in POLICIES:
         raise ValueError(f"policy {policy!r} is not one of {POLICIES}")
     px, py = _order(X, Y, policy, max(1, group))
     x, y = np.repeat(px, Z), np.repeat(py, Z)
     z = np.tile(np.arange(Z), len(px))
-    i = np.arange(len(x))
-    return TaskGrid(x, y, z, i % block_dim, i // block_dim, (X, Y, Z), block_dim)
+    costs = cost(x, y, z) if cost is not None else np.ones(len(x))
+    slot = assign(costs, block_dim, balance)
+    order, ordinal = core_order(slot)
+    wave = np.empty(len(x), np.int64)
+    wave[order] = ordinal
+    return TaskGrid(x, y, z, slot, wave, (X, Y, Z), block_dim)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 
-from .gemm_grid import POLICIES
+from .gemm_grid import BALANCES, POLICIES
 from .params import ParamSpec, validate_params
 
 IN_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1}
@@ -34,6 +34,7 @@ PARAMS = (
     ParamSpec("split_k_mode", str, "workspace", choices=("workspace", "atomic")),
     ParamSpec("policy", str, "swizzle", choices=POLICIES),
     ParamSpec("group", int, 4, 1, 64, unit="panels"),
+    ParamSpec("balance", str, "round_robin", choices=BALANCES),
     ParamSpec("block_dim", int, 24, 1, 256, unit="cube cores"),
     ParamSpec("sparsity", str, "dense", choices=SPARSITY),
 )
@@ -178,4 +179,9 @@ def check(chip: Chip, params: dict) -> dict:
     _check_support(chip, p)
     _check_shapes(chip, p)
     _check_capacity(chip, p)
+    if p["grid_z"] > 1 and p["split_k_mode"] == "atomic" and p["balance"] != "round_robin":
+        raise InputError("params.balance", p["balance"], "round_robin with atomic split-K: "
+                         "the atomic adds to a tile are ordered by partial, which is only "
+                         "safe when its partials run in the same wave",
+                         hint="Use the workspace split-K, or round_robin")
     return p

@@ -11,8 +11,10 @@
   then V, and the new rows are written after them: every step reads length - 1 tokens
   and writes length tokens.
 
-Tasks are sequences, mapped to vector cores by the scheduling policy; UB holds
-BUFFER_NUM row (or tile) slots for K and V.
+Tasks are sequences, mapped to vector cores by the scheduling policy from their cost
+estimates; UB holds BUFFER_NUM row (or tile) slots for K and V. The append emits no
+task-queue atomics: under "dynamic" its sequences go where the predicted queue sends them
+(the attention, where the time is, emits and times its atomics).
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import numpy as np
 
 from hardware_presets import Chip
 
-from .decode_params import kv_bytes, out_dtype, token_scale_bytes
+from .cycles import gm_read_cycles
+from .decode_params import kv_bytes, out_dtype, schedule, token_scale_bytes
 from .models import ModelShape
 from .program import DTYPE_BYTES, Level, Pipe, ProgramBuilder
 from .scheduling import assign, core_order
@@ -54,6 +57,16 @@ def concat_tile_tokens(chip: Chip, p: dict, model: ModelShape) -> int:
     return max(1, chip.ub_bytes // (2 * p["buffer_num"] * row_bytes(p, model)))
 
 
+def task_cycles(chip: Chip, p: dict, model: ModelShape, lengths) -> np.ndarray:
+    """Estimated cycles per sequence: its GM reads at a fair share of HBM plus a write
+    latency (incremental: the new rows; concat: also the length - 1 cached tokens)."""
+    lengths = np.asarray(lengths, np.int64)
+    rows = 2 * model.kv_heads * model.head_dim * DTYPE_BYTES[out_dtype(p)]
+    old = 2 * row_bytes(p, model) * (lengths - 1) if p["append"] == "concat" else 0 * lengths
+    cores = p["block_dim"] or len(chip.vector_core_ids())
+    return gm_read_cycles(chip, rows + old, cores) + chip.gm_write_latency_cycles
+
+
 def instruction_count(chip: Chip, p: dict, model: ModelShape, lengths) -> int:
     """Instructions `emit` will add (checked against the cap before building)."""
     n = len(lengths)
@@ -68,7 +81,8 @@ def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
          seq0: int) -> int:
     """Emit the append for every sequence; returns the next free seq value."""
     cores = np.asarray(chip.vector_core_ids(), np.int64)[:p["block_dim"] or None]
-    slots = assign(len(lengths), len(cores), p["policy"])
+    slots = assign(task_cycles(chip, p, model, lengths), len(cores),
+                   **schedule(chip, p, len(cores)))
     order, ordinal = core_order(slots)
     if p["append"] == "incremental":
         return _incremental(b, p, model, cores[slots[order]], order, ordinal, seq0)

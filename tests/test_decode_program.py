@@ -12,7 +12,8 @@ from hardware_presets.errors import InputError
 from kernels import decode, decode_attention, decode_cube, kv_append
 from kernels.decode_params import model_of, workload
 from kernels.program import Kind, Level, Pipe
-from kernels.scheduling import assign
+from kernels.decode_params import schedule
+from kernels.scheduling import POLICIES, assign
 from tests.engine_helpers import assert_twins, check_invariants
 
 B2 = hp.load("910B2")
@@ -92,25 +93,40 @@ def test_cube_attention_reads_the_cache_once(kv_dtype):
     assert int(prog.cols["n"][mm].max()) <= p["tile_tokens"] and m.gqa_group == 4
 
 
-@pytest.mark.parametrize("policy", ["static", "round_robin"])
+@pytest.mark.parametrize("policy", POLICIES)
 def test_every_task_runs_once_on_its_policy_core(policy):
-    p, _ = _build(policy=policy, phases="attention")
+    p, _ = _build(policy=policy, phases="attention", distribution="lognormal")
     lengths, _ = workload(p, np.random.default_rng(3))
-    tasks = decode_attention.tasks_for(B2, p, model_of(p), lengths)
+    m = model_of(p)
+    tasks = decode_attention.tasks_for(B2, p, m, lengths)
+    kvh, hp = m.kv_heads, p["heads_per_pass"]
     pairs = sorted(zip(tasks.seq.tolist(), tasks.head0.tolist()))
-    kvh = model_of(p).kv_heads
-    assert pairs == [(s, h) for s in range(p["batch"]) for h in range(0, kvh, p["heads_per_pass"])]
-    n = len(tasks)
-    expect = assign(n, len(B2.vector_core_ids()), policy)
-    task_id = np.array([s * -(-kvh // p["heads_per_pass"]) + h // p["heads_per_pass"]
-                        for s, h in zip(tasks.seq, tasks.head0)])
-    assert np.array_equal(tasks.slot, expect[task_id])
+    assert pairs == [(s, h) for s in range(p["batch"]) for h in range(0, kvh, hp)]
+    tid = tasks.seq * -(-kvh // hp) + tasks.head0 // hp
+    assert np.array_equal(tid, tasks.tid)
+    cores = len(B2.vector_core_ids())
+    costs = np.empty(len(tasks))
+    costs[tid] = decode_attention.task_cycles(B2, p, m, tasks.tokens, tasks.heads)
+    expect = assign(costs, cores, keys=np.sort(tasks.seq), **schedule(B2, p, cores))
+    assert np.array_equal(tasks.slot, expect[tid])
 
 
 def test_static_is_the_blogs_contiguous_blocks():
-    slots = assign(10, 4, "static")  # seqs_per_block = ceil(10 / 4) = 3
+    slots = assign(np.ones(10), 4, "static")  # seqs_per_block = ceil(10 / 4) = 3
     assert slots.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3]
-    assert assign(10, 4, "round_robin").tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
+    assert assign(np.ones(10), 4, "round_robin").tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
+
+
+def test_dynamic_emits_serialised_atomics_and_balances():
+    kw = {"phases": "attention", "distribution": "bimodal", "batch": 24, "mean_len": 200,
+          "block_dim": 8}
+    p, prog = _build(policy="dynamic", **kw)
+    atomic = prog.op_names.index("Atomic fetch-add (task queue)")
+    n_tasks = len(decode_attention.tasks_for(B2, p, model_of(p),
+                                             workload(p, np.random.default_rng(3))[0]))
+    assert np.count_nonzero(prog.cols["op"] == atomic) == 2 * n_tasks
+    static = run(_build(policy="static", **kw)[1], B2).makespan_ns
+    assert run(prog, B2).makespan_ns < static
 
 
 def test_split_kv_covers_every_token_once_and_combines():
@@ -140,11 +156,13 @@ def test_double_buffering_hides_the_copies():
     assert double < single
 
 
-@pytest.mark.parametrize("impl", ["vector", "split_kv", "cube_vector"])
-def test_engines_agree_and_invariants_hold(impl):
+@pytest.mark.parametrize("impl, policy", [("vector", "static"), ("split_kv", "lpt"),
+                                          ("cube_vector", "round_robin"),
+                                          ("vector", "dynamic"), ("cube_vector", "dynamic")])
+def test_engines_agree_and_invariants_hold(impl, policy):
     chip = hp.load("910B4")
-    p, prog = _build(chip, impl=impl, batch=2, mean_len=100, max_len=256, kv_dtype="int8_token"
-                     if impl == "cube_vector" else "fp16")
+    p, prog = _build(chip, impl=impl, policy=policy, batch=3, mean_len=100, max_len=256,
+                     kv_dtype="int8_token" if impl == "cube_vector" else "fp16")
     jit, _ = assert_twins(prog, chip)
     check_invariants(prog, chip, jit)
 

@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernels import gemm
-from kernels.gemm_grid import POLICIES, task_grid
+from explorer.core.emulator.engine import run
+from kernels.gemm_grid import BALANCES, POLICIES, task_grid
 from tests.gemm_helpers import ceil_div
 
 CHIP = hardware_presets.load("910B2")  # 24 cube cores; every tile drawn below fits it
@@ -231,3 +232,17 @@ def test_plan_by_hand():
         [(0, 96), (96, 192), (192, 200)]
     assert len(pl.steps["tile"]) == 12 * (2 + 2 + 1)
     assert sorted(set(pl.steps["ksize"].tolist())) == [8, 48]
+
+
+@pytest.mark.parametrize("balance", BALANCES)
+def test_balances_run_every_task_once_in_waves_per_core(balance):
+    chip = hardware_presets.load("910B2")
+    p = {"M": 1000, "N": 1100, "K": 512, "block_dim": 7, "balance": balance}
+    prog = gemm.build(chip, p)
+    sched = run(prog, chip)
+    g = gemm.plan(gemm.check(chip, p)).grid
+    assert sorted(zip(g.x, g.y, g.z)) == sorted(set(zip(g.x, g.y, g.z)))
+    assert set(g.slot) <= set(range(7))
+    for s in range(7):  # waves on a core are 0, 1, 2, ...
+        assert sorted(g.wave[g.slot == s]) == list(range(np.count_nonzero(g.slot == s)))
+    assert sched.makespan_ns > 0

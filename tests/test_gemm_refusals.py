@@ -161,3 +161,9 @@ def test_the_default_tiling_fits_every_preset_and_precision():
             p = gemm.check(chip, dict(dtype_in=dtype, dtype_out=out))
             assert p["block_dim"] == len(chip.cube_core_ids())
             assert p["base_k"] % chip.cube_k0(dtype) == 0
+
+
+def test_balance_other_than_round_robin_with_atomic_split_k_is_refused():
+    with pytest.raises(InputError) as exc:
+        gemm.check(B2, {"grid_z": 4, "split_k_mode": "atomic", "balance": "lpt"})
+    assert exc.value.field == "params.balance"

@@ -13,6 +13,7 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
+from kernels.cycles import mmad_cycles, vector_cycles
 from kernels.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program, VClass
 
 GM_NONE, GM_READ, GM_WRITE = 0, 1, 2
@@ -64,7 +65,7 @@ def compute_costs(program: Program, chip: Chip) -> Costs:
 
 
 def _mmad_cycles(c: dict, chip: Chip) -> np.ndarray:
-    """Cube issue model: dT + ceil16(m) * ceil16(n) * ceil_k0(k) fractal steps."""
+    """Cube issue model (kernels.cycles.mmad_cycles) for the MMAD instructions."""
     is_mmad = c["kind"] == Kind.MMAD
     if not is_mmad.any():
         return 0.0
@@ -75,22 +76,18 @@ def _mmad_cycles(c: dict, chip: Chip) -> np.ndarray:
         name = DTYPES[int(c["dtype"][np.argmax(lacking)])]
         raise InputError("precision", name, f"one of {chip.cube_precisions} on the "
                          f"{chip.display_name} cube")
-    k0 = np.maximum(k0, 1)
-    steps = (-(-c["m"] // chip.cube_m0)) * (-(-c["n"] // chip.cube_n0)) * (-(-c["k"] // k0))
-    return np.where(is_mmad, chip.cube_fixed_cycles + steps, 0.0)
+    return np.where(is_mmad, mmad_cycles(chip, c["m"], c["n"], c["k"], np.maximum(k0, 1)), 0.0)
 
 
 def _vector_cycles(c: dict, chip: Chip) -> np.ndarray:
-    """Vector: fixed issue cost + one 256-byte repeat per cycle (simple ops), or a fixed
-    element rate for transcendental ops (perf-tables)."""
+    """Vector instructions (kernels.cycles.vector_cycles): fixed issue cost + 256-byte
+    repeats (simple ops) or a fixed element rate for transcendental ops (perf-tables)."""
     is_vec = c["kind"] == Kind.VECTOR
     if not is_vec.any():
         return 0.0
     width = np.array([DTYPE_BYTES[d] for d in DTYPES])[np.maximum(c["dtype"], 0)]
-    repeats = np.ceil(c["elems"] * width / chip.vector_bytes_per_cycle)
-    special = np.ceil(c["elems"] / chip.vector_special_elems_per_cycle)
-    work = np.where(c["vclass"] == VClass.SPECIAL, special, repeats)
-    return np.where(is_vec, chip.vector_fixed_cycles + work, 0.0)
+    return np.where(is_vec, vector_cycles(chip, c["elems"], width,
+                                          c["vclass"] == VClass.SPECIAL), 0.0)
 
 
 def _transfer_cycles(c: dict, chip: Chip, cycles: np.ndarray):
