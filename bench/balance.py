@@ -64,7 +64,7 @@ def main() -> None:
                          for v in VARIANTS)
         rr, lpt = results[b, "round_robin"].mean(), results[b, "lpt"].mean()
         print(f"batch {b:3d} on {CORES} cores: {line}; LPT over round-robin can cut at most "
-              f"{ceiling(rr, lpt):.1%}")
+              f"{max(0.0, ceiling(rr, lpt)):.1%}")
     print(f"{len(cells) * SEEDS} emulations in {time.perf_counter() - started:.1f} s")
     print(f"balance lpt_eff_b64={results[64, 'lpt'].mean():.3f} "
           f"split_eff_b16={results[16, 'split+lpt'].mean():.3f}")

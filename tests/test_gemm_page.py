@@ -187,3 +187,11 @@ def test_chinese_titles():
     assert "通过" in texts(at.success)
     assert "C 划分为" in grid_spec(at)["layout"]["title"]["text"]
     assert metric(at, "内核耗时").endswith("µs")
+
+
+def test_static_balance_gives_each_core_a_contiguous_block():
+    at = gemm_page(M=1024, N=1024, K=256, block_dim=5)  # 32 tasks on 5 cores
+    rr = grid_cells(at)
+    set_values(at, balance="static")
+    assert grid_cells(at) != rr and not at.exception
+    assert at.query_params["balance"] == "static"

@@ -183,6 +183,7 @@ def _grid(chip: Chip, p: dict, where) -> dict:
                                 format_func=labels("ui.gemm.split_k_mode"))
     p["policy"] = _widget("policy", where, format_func=labels("ui.gemm.policy"))
     p["group"] = _widget("group", where)
+    p["balance"] = _widget("balance", where, format_func=labels("ui.gemm.balance"))
     return p
 
 
