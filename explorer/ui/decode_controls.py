@@ -73,6 +73,8 @@ def url_params(p: dict) -> dict:
         skip |= {"block_size", "allocation"}
     if p["impl"] != "split_kv":
         skip.add("split_tokens")
+    if p["policy"] not in ("lpt", "cluster_lpt"):
+        skip.add("inter_core_cost")
     return {k: v for k, v in p.items() if k not in skip}
 
 
@@ -202,6 +204,10 @@ def _kernel(chip: Chip, p: dict, where) -> dict:
                                                  cube=chip.ai_cores, chip=chip.display_name))
     p["buffer_num"] = _widget("buffer_num", where)
     p["policy"] = _choice("policy", where)
+    if p["policy"] in ("lpt", "cluster_lpt"):
+        p["inter_core_cost"] = _number("inter_core_cost", where, step=50.0)
+    else:
+        p["inter_core_cost"] = value("inter_core_cost")
     p["tile_tokens"] = _number("tile_tokens", where, step=16)
     p["heads_per_pass"] = _widget("heads_per_pass", where,
                                   max_value=_clamp("heads_per_pass", _kv_heads(p)))
