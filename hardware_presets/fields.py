@@ -97,6 +97,7 @@ FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
     _f("vector_bytes_per_cycle", "vector", "B/cycle", float, 1, 65536, True, 32),
     _f("vector_fixed_cycles", "vector", "cycles", int, 0, 10_000, True, 1),
     _f("vector_special_elems_per_cycle", "vector", "elements/cycle", float, 1, 65536, True, 1),
+    _f("vector_sort_cycles_per_repeat", "vector", "cycles/repeat", float, 1, 1024, True, 1),
     # transfer (bytes per cycle of the core's own clock)
     _f("mte1_l0a_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),
     _f("mte1_l0b_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),

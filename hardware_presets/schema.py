@@ -68,6 +68,7 @@ class Chip:
     vector_bytes_per_cycle: float
     vector_fixed_cycles: int
     vector_special_elems_per_cycle: float
+    vector_sort_cycles_per_repeat: float
     # transfer (bytes per cycle of the core's own clock)
     mte1_l0a_bytes_per_cycle: float
     mte1_l0b_bytes_per_cycle: float

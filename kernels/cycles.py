@@ -9,14 +9,21 @@ import numpy as np
 
 from hardware_presets import Chip
 
+from .program import VClass
 
-def vector_cycles(chip: Chip, elems, width_bytes, special=False) -> np.ndarray:
-    """One vector instruction: a fixed issue cost plus one vector_bytes_per_cycle repeat
-    per cycle (simple ops), or vector_special_elems_per_cycle elements (exp, ln, div...)."""
+
+def vector_cycles(chip: Chip, elems, width_bytes, vclass=VClass.SIMPLE) -> np.ndarray:
+    """One vector instruction: a fixed issue cost plus, by class, one vector_bytes_per_cycle
+    repeat per cycle (simple ops), vector_special_elems_per_cycle elements per cycle (exp,
+    ln, div...), or vector_sort_cycles_per_repeat cycles per repeat (Sort32, MrgSort)."""
     elems = np.asarray(elems, dtype=np.float64)
+    vclass = np.asarray(vclass)
     repeats = np.ceil(elems * np.asarray(width_bytes) / chip.vector_bytes_per_cycle)
-    rate = np.ceil(elems / chip.vector_special_elems_per_cycle)
-    return chip.vector_fixed_cycles + np.where(special, rate, repeats)
+    special = np.ceil(elems / chip.vector_special_elems_per_cycle)
+    work = np.where(vclass == VClass.SPECIAL, special,
+                    np.where(vclass == VClass.SORT, repeats * chip.vector_sort_cycles_per_repeat,
+                             repeats))
+    return chip.vector_fixed_cycles + work
 
 
 def mmad_cycles(chip: Chip, m, n, k, k0) -> np.ndarray:

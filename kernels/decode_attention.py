@@ -68,8 +68,7 @@ def task_cycles(chip: Chip, p: dict, model: ModelShape, tokens, heads) -> np.nda
     cores = vector_cores(chip, p)
 
     def tile(tk):
-        vec = sum(vector_cycles(chip, e, 4, c == VClass.SPECIAL)
-                  for _, _, e, c in tile_vector_ops(p, model, tk, heads))
+        vec = sum(vector_cycles(chip, e, 4, c) for _, _, e, c in tile_vector_ops(p, model, tk, heads))
         return np.where(tk > 0, np.maximum(vec, 2 * gm_read_cycles(
             chip, tile_bytes(p, model, tk, heads), cores)), 0.0)
 

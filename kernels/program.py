@@ -61,6 +61,7 @@ class VClass(IntEnum):
 
     SIMPLE = 0  # add/mul/max/min/cast: one 256-byte repeat per cycle
     SPECIAL = 1  # exp/ln/sqrt/div: a fixed number of elements per cycle
+    SORT = 2  # Sort32 / MrgSort: several cycles per 256-byte repeat
 
 
 #: Precision codes shared by MMAD and vector instructions.

@@ -14,7 +14,7 @@ import numpy as np
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.cycles import mmad_cycles, vector_cycles
-from kernels.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program, VClass
+from kernels.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program
 
 GM_NONE, GM_READ, GM_WRITE = 0, 1, 2
 POOL_HBM, POOL_L2 = 0, 1
@@ -81,13 +81,13 @@ def _mmad_cycles(c: dict, chip: Chip) -> np.ndarray:
 
 def _vector_cycles(c: dict, chip: Chip) -> np.ndarray:
     """Vector instructions (kernels.cycles.vector_cycles): fixed issue cost + 256-byte
-    repeats (simple ops) or a fixed element rate for transcendental ops (perf-tables)."""
+    repeats (simple ops), a fixed element rate for transcendental ops (perf-tables), or
+    several cycles per repeat for sorts (msKPP estimate)."""
     is_vec = c["kind"] == Kind.VECTOR
     if not is_vec.any():
         return 0.0
     width = np.array([DTYPE_BYTES[d] for d in DTYPES])[np.maximum(c["dtype"], 0)]
-    return np.where(is_vec, vector_cycles(chip, c["elems"], width,
-                                          c["vclass"] == VClass.SPECIAL), 0.0)
+    return np.where(is_vec, vector_cycles(chip, c["elems"], width, c["vclass"]), 0.0)
 
 
 def _transfer_cycles(c: dict, chip: Chip, cycles: np.ndarray):
