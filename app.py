@@ -19,4 +19,6 @@ st.navigation([
             url_path="precision", icon=":material/tune:"),
     st.Page("explorer/ui/pages/decode.py", title=state.tr("nav.decode"), url_path="decode",
             icon=":material/memory_alt:"),
+    st.Page("explorer/ui/pages/balance.py", title=state.tr("nav.balance"), url_path="balance",
+            icon=":material/balance:"),
 ]).run()

@@ -110,12 +110,11 @@ def test_emulated_loads_follow_the_plan(policy):
     cores = opts.pop("cores")
     predicted = sch.plan(sch.kernel_tasks(scenario), cores, **opts)
     result = simulate(scenario)
-    emulated = sch.emulated_balance(result, cores)
-    per_core = result.per_core.set_index("core")["active_ns"]
-    first = min(result.chip.vector_core_ids())
-    ns = predicted.loads * 1000.0 / result.chip.clock_MHz
-    got = per_core.reindex(range(first, first + cores)).fillna(0.0).to_numpy()
-    assert np.corrcoef(ns, got)[0, 1] > 0.95
+    to_ns = 1000.0 / result.chip.clock_MHz
+    slots = sch.slot_cores(scenario)
+    emulated = sch.emulated_balance(result, slots, predicted.costs.max() * to_ns)
+    got = sch.emulated_loads(result, slots)
+    assert np.corrcoef(predicted.loads * to_ns, got)[0, 1] > 0.95
     assert emulated.makespan == pytest.approx(predicted.balance.makespan * 1000.0 /
                                               result.chip.clock_MHz, rel=0.15)
 
@@ -123,8 +122,9 @@ def test_emulated_loads_follow_the_plan(policy):
 def test_lpt_beats_static_on_a_ragged_batch_when_emulated():
     make = lambda policy: Scenario.make("910B2", "decode", {**DECODE, "policy": policy},  # noqa: E731
                                         seed=2)
-    static = sch.emulated_balance(simulate(make("static")), 16)
-    lpt = sch.emulated_balance(simulate(make("lpt")), 16)
+    slots = sch.slot_cores(make("lpt"))
+    static = sch.emulated_balance(simulate(make("static")), slots, 0.0)
+    lpt = sch.emulated_balance(simulate(make("lpt")), slots, 0.0)
     assert lpt.makespan < static.makespan and lpt.efficiency > static.efficiency
 
 

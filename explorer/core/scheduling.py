@@ -10,7 +10,8 @@ The policies themselves are pure functions in `kernels.scheduling` (kernels call
   metrics and per-sequence completion; `split=True` first cuts long tasks
   (`kernels.scheduling.split_costs`, the synthetic form of split-KV).
 * `compare` (every policy, with and without splitting) and `sweep_batches`.
-* `emulated_balance(result)`: the same metrics measured on an emulated run.
+* `emulated_balance(result, cores, largest)`: the same metrics measured on an emulated
+  run (`emulated_loads`: each core's busy time, SyncAll waits excluded).
 
 Metrics: makespan; efficiency = mean core busy / max core busy; balance ratio = min / max
 (the blog's); coefficient of variation = std / mean of the loads; lower bound =
@@ -32,6 +33,7 @@ from kernels.scheduling import (POLICIES, assign, check_tasks, core_order, loads
 
 from .scenario import Scenario
 from .simulate import Result
+from .tables import union_length
 
 #: a synthetic task's cost per token and fixed cost (cycles): one 64-token tile of K and
 #: V for one KV head with GQA group 8 on a 910B2 vector core takes about 4,300 cycles
@@ -174,21 +176,29 @@ def sweep_batches(batches, n_cores: int, *, distribution: str, mean_len: int, ma
     return pd.DataFrame(rows)
 
 
-def emulated_balance(result: Result, n_cores: int | None = None) -> Balance:
-    """The metrics on an emulated run: loads = each core's active time (ns) over the
-    ``n_cores`` cores the kernel could use (idle ones count as 0); the largest task is
-    the longest span of one task id on one core."""
+def slot_cores(scenario: Scenario) -> tuple[int, ...]:
+    """Global ids of the cores a decode scenario's attention tasks run on, slot 0 first."""
+    chip = scenario.chip()
+    ids = chip.cube_core_ids() if scenario.params_dict["impl"] == "cube_vector" \
+        else chip.vector_core_ids()
+    return tuple(ids[:decode_schedule(scenario)["cores"]])
+
+
+def emulated_loads(result: Result, cores) -> np.ndarray:
+    """Busy ns of each of ``cores`` on an emulated run: the union of its task
+    instructions' intervals (a core waiting in a SyncAll is not busy)."""
     tl = result.timeline
     work = tl[tl["task"] >= 0]
-    spans = work.groupby(["core", "task"], observed=True).agg(
-        start=("start_ns", "min"), end=("end_ns", "max"))
-    largest = float((spans["end"] - spans["start"]).max()) if len(spans) else 0.0
-    active = result.per_core.set_index("core")["active_ns"]
-    cores = sorted(set(work["core"]))
-    n = max(n_cores or len(cores), len(cores))
-    core_loads = np.zeros(n)
-    core_loads[:len(cores)] = active.reindex(cores).fillna(0.0).to_numpy()
-    return Balance.of(core_loads, largest)
+    slot = work["core"].map({core: i for i, core in enumerate(cores)})
+    mine = slot.notna().to_numpy()
+    return union_length(slot[mine].to_numpy(np.int64), work["start_ns"].to_numpy()[mine],
+                        work["end_ns"].to_numpy()[mine], len(cores))
+
+
+def emulated_balance(result: Result, cores, largest_task_ns: float) -> Balance:
+    """The metrics on an emulated run over ``cores`` (idle ones count as 0). The largest
+    task comes from the plan (the timeline tags instructions by sequence, not by task)."""
+    return Balance.of(emulated_loads(result, cores), largest_task_ns)
 
 
 def decode_schedule(scenario: Scenario) -> dict:
