@@ -1,0 +1,30 @@
+"""One real-browser pass through the Load balance page: the synthetic plan draws, the
+decode-kernel example emulates every policy and redraws, the URL follows, and nothing
+raises. Screenshots in English and Chinese land in test-output/."""
+from __future__ import annotations
+
+from tests.browser import (CHART, exception_texts, open_rendered, screenshot, wait_for_app,
+                           wait_for_change, wait_for_chart)
+
+
+def _loads_title(page) -> str:
+    return page.locator(CHART).first.inner_html()
+
+
+def test_balance_page_emulates_the_decode_kernel(app_url, page):
+    page.goto(f"{app_url}/balance")
+    wait_for_app(page)
+    wait_for_chart(page)
+    before = _loads_title(page)
+    page.get_by_role("button", name="Decode kernel").click()
+    wait_for_app(page, timeout_ms=120_000)
+    wait_for_change(lambda: _loads_title(page), before)
+    assert "source=decode" in page.url
+    assert exception_texts(page) == []
+    screenshot(page, "balance_en")
+
+
+def test_balance_page_in_chinese(app_url, page):
+    open_rendered(page, f"{app_url}/balance?lang=zh", "负载均衡")
+    assert exception_texts(page) == []
+    screenshot(page, "balance_zh")
