@@ -6,7 +6,11 @@ identical, see there). Lengths and the paged block table are drawn from the scen
 seed (``build(chip, params, seed)``, ``SEEDED``), the same way the numerics draw them.
 
 * ``phases`` "both": append, then SyncAll over every core used (the boundary between the
-  two kernel launches), then attention; "append" or "attention" alone.
+  two kernel launches), then attention; "append" or "attention" alone; "compress" the
+  sparse policy's compression of the cache (kv_compress), run every compress_every steps.
+* ``sparse``: attention reads only what the policy keeps (kv_compress.kept_counts
+  tokens, or Quest's pages after its page scoring); H2O adds its accumulation after
+  attention (sparse_select).
 * ``impl``: "vector" (decode_attention), "cube_vector" (decode_cube, 910B only) or
   "split_kv" (decode_attention with chunks and a combine).
 """
@@ -17,7 +21,7 @@ import numpy as np
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 
-from . import decode_attention, decode_cube, decode_params, kv_append
+from . import decode_attention, decode_cube, decode_params, kv_append, kv_compress, sparse_select
 from .decode_numerics import (error_bound, execute, make_inputs,  # noqa: F401 (protocol)
                               output_elements, reference, unit_roundoff)
 from .decode_params import PARAMS, model_of, workload  # noqa: F401
@@ -65,11 +69,15 @@ def memory_check(chip: Chip, p: dict, lengths, layout) -> dict:
 def instruction_count(chip: Chip, p: dict, lengths) -> int:
     """Instructions the layer program will hold (refused above the cap before building)."""
     model = model_of(p)
+    if p["phases"] == "compress":
+        return kv_compress.instruction_count(chip, p, model, lengths)
     count = 0
     if p["phases"] in ("both", "append"):
         count += kv_append.instruction_count(chip, p, model, lengths)
     if p["phases"] in ("both", "attention"):
-        count += attention_module(p).instruction_count(chip, p, model, lengths)
+        read = sparse_select.attention_tokens(p, lengths)
+        count += attention_module(p).instruction_count(chip, p, model, read)
+        count += sparse_select.instruction_count(p, model, lengths)
     return count + (chip.num_cores if p["phases"] == "both" else 0)
 
 
@@ -101,5 +109,15 @@ def build_layers(chip: Chip, params: dict, seed: int, layers: int) -> Program:
             b.sync_all(everyone, nxt)
             nxt += 1
         if p["phases"] in ("both", "attention"):
-            nxt = attention_module(p).emit(b, chip, p, model, lengths, nxt)
+            nxt = _attention(b, chip, p, model, lengths, nxt)
+        if p["phases"] == "compress":
+            nxt = kv_compress.emit(b, chip, p, model, lengths, nxt)
     return b.build()
+
+
+def _attention(b: ProgramBuilder, chip: Chip, p: dict, model, lengths, seq0: int) -> int:
+    """Attention over what the sparse policy reads, with its per-step extras."""
+    nxt = sparse_select.emit(b, chip, p, model, lengths, seq0, "before")
+    nxt = attention_module(p).emit(b, chip, p, model,
+                                   sparse_select.attention_tokens(p, lengths), nxt)
+    return sparse_select.emit(b, chip, p, model, lengths, nxt, "after")

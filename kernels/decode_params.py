@@ -23,10 +23,12 @@ from . import decode_workload as wl
 from .models import ModelShape, kv_format, list_models, load_model, model_from_dict
 from .params import ParamSpec, validate_params
 from .scheduling import POLICIES
+from .sparse_attention import POLICIES as SPARSE_POLICIES
 
 IMPLS = ("vector", "cube_vector", "split_kv")
 APPENDS = ("incremental", "concat")
-PHASES = ("both", "append", "attention")
+PHASES = ("both", "append", "attention", "compress")
+SPARSE = ("none",) + SPARSE_POLICIES
 CUSTOM = "custom"
 FP32 = 4
 CUBE_M0 = 16  # the cube's fractal: query rows are padded to 16
@@ -59,6 +61,12 @@ PARAMS: tuple[ParamSpec, ...] = _workload_specs() + (
     ParamSpec("heads_per_pass", int, 0, 0, 1024, unit="KV heads (0 = auto)"),
     ParamSpec("split_tokens", int, 0, 0, wl.MAX_LEN, unit="tokens (0 = auto)"),
     ParamSpec("allow_overcommit", bool, False),
+    ParamSpec("sparse", str, "none", choices=SPARSE),
+    ParamSpec("keep_ratio", float, 0.3, 0.001, 1.0),
+    ParamSpec("sinks", int, 2, 0, 1 << 20, unit="tokens"),
+    ParamSpec("window", int, 16, 0, 1 << 20, unit="tokens"),
+    ParamSpec("page_size", int, 16, 1, 4096, unit="tokens (Quest)"),
+    ParamSpec("compress_every", int, 64, 1, 1 << 20, unit="decode steps"),
 )
 
 
@@ -241,6 +249,11 @@ def check(chip: Chip, params: dict) -> dict:
     p["tile_tokens"] = _resolve_tile(chip, p, model)
     p["heads_per_pass"] = _resolve_heads(chip, p, model)
     p["split_tokens"] = _resolve_split(chip, p, model) if p["impl"] == "split_kv" else 0
+    if p["phases"] == "compress" and p["sparse"] not in ("norm_high", "norm_low", "h2o",
+                                                         "random"):
+        raise InputError("params.phases", "compress", "both, append or attention for sparse = "
+                         f"{p['sparse']}: only evicting policies compress (streaming keeps a "
+                         "ring buffer, Quest evicts nothing, none keeps everything)")
     return p
 
 

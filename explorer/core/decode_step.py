@@ -137,6 +137,8 @@ def simulate_decode(scenario: Scenario, result: Result | None = None) -> DecodeS
         need = (kv["reserved_bytes"] + fit["weight_bytes"]) / 1e9
         notes.append(("note.decode_overcommit", {"need_GB": f"{need:.1f}",
                                                  "hbm_GB": f"{fit['hbm_bytes'] / 1e9:.1f}"}))
+    if p["sparse"] != "none":
+        notes.append(("note.decode_sparse_numerics", {"policy": p["sparse"]}))
     sample = verified_pairs(p, lengths)
     if sample.truncated:
         notes.append(("note.decode_truncated", {"pairs": sample.truncated,
