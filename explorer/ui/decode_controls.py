@@ -12,6 +12,8 @@ is shown as a translated error by the page; the controls keep the value to fix.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 from collections.abc import Callable
 
@@ -23,8 +25,10 @@ from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels import decode_params as dp
 from kernels.models import load_model
+from kernels.params import ParamSpec
 
 SPECS = {spec.name: spec for spec in dp.PARAMS}
+PAGE_PHASES = ("both", "append", "attention")  # compression belongs to the sparse page
 PREFIX = "dc."  # session keys of this page's values: dc.batch, dc.impl, ...
 LABELS = "ui.decode.param"  # <LABELS>.<name>.label / .help
 #: the page's own starting point: small enough to emulate in about a second
@@ -114,13 +118,16 @@ def _model_label() -> Callable[[str], str]:
         load_model(name).display_name
 
 
-def _widget(name: str, where, **kwargs):
+def _widget(name: str, where, spec: ParamSpec | None = None, **kwargs):
     st.session_state.setdefault(key(name), default(name))
-    return widgets.param_widget(SPECS[name], key(name), where=where, prefix=LABELS, **kwargs)
+    return widgets.param_widget(spec or SPECS[name], key(name), where=where, prefix=LABELS,
+                                **kwargs)
 
 
-def _choice(name: str, where):
-    return _widget(name, where, format_func=labels(f"ui.decode.{name}"))
+def _choice(name: str, where, choices: tuple | None = None):
+    """A choice widget; ``choices`` narrows the parameter's own (the page's subset)."""
+    spec = replace(SPECS[name], choices=choices) if choices else None
+    return _widget(name, where, spec, format_func=labels(f"ui.decode.{name}"))
 
 
 def _clamp(name: str, hi: int) -> int:
@@ -189,7 +196,7 @@ def _cache(p: dict, where) -> dict:
     else:
         p["block_size"], p["allocation"] = value("block_size"), value("allocation")
     p["append"] = _choice("append", where)
-    p["phases"] = _choice("phases", where)
+    p["phases"] = _choice("phases", where, PAGE_PHASES)
     p["allow_overcommit"] = _widget("allow_overcommit", where)
     return p
 
