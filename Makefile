@@ -33,7 +33,7 @@ help:
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-dask.txt
 	@test -n "$(BASE_PYTHON)" || { echo "python3.11 not found" >&2; exit 1; }
 	@$(BASE_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else f"Python 3.11 is required; {sys.executable} is {v[0]}.{v[1]}")'
 	@test -x $(PY) || $(BASE_PYTHON) -m venv $(VENV)
