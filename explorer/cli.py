@@ -1,6 +1,6 @@
-"""Command line: ``python -m explorer run SCENARIO.toml [--json] [--trace out.json]`` and
-``python -m explorer presets``. Exit codes: 0 ok, 2 bad input, 3 numerical check failed,
-4 the program deadlocked."""
+"""Command line: ``python -m explorer run SCENARIO.toml [--json] [--trace out.json]``,
+``python -m explorer presets`` and ``python -m explorer validate FILE``. Exit codes: 0 ok,
+2 bad input, 3 numerical check failed, 4 the program deadlocked."""
 from __future__ import annotations
 
 import argparse
@@ -8,8 +8,11 @@ import json
 import sys
 from pathlib import Path
 
+import tomllib
+
 import hardware_presets as hp
 from hardware_presets.errors import InputError
+from kernels.models import load_model_text
 
 from .core import Scenario, simulate
 from .core.decode_step import simulate_decode
@@ -28,13 +31,48 @@ def _format(value: object, unit: str) -> str:
     return f"{value} {unit}".rstrip()
 
 
-def _read_scenario(path: str) -> Scenario:
+def _read_text(path: str, what: str = "SCENARIO") -> tuple[Path, str]:
     file = Path(path)
     if not file.is_file():
-        raise InputError("SCENARIO", path, "an existing .toml or .json scenario file")
+        raise InputError(what, path, "an existing .toml or .json file")
     if file.stat().st_size > MAX_SCENARIO_BYTES:
-        raise InputError("SCENARIO", path, f"a file of at most {MAX_SCENARIO_BYTES} bytes")
-    return Scenario.from_file_text(file.read_text(encoding="utf-8"), file.name)
+        raise InputError(what, path, f"a file of at most {MAX_SCENARIO_BYTES} bytes")
+    return file, file.read_text(encoding="utf-8")
+
+
+def _read_scenario(path: str) -> Scenario:
+    file, text = _read_text(path)
+    return Scenario.from_file_text(text, file.name)
+
+
+def _kind_of(file: Path, text: str) -> str:
+    """"scenario", "chip" or "model": a chip preset has an architecture, a model a
+    [shape] table, anything else is read as a scenario."""
+    if file.suffix.lower() == ".json":
+        return "scenario"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return "scenario"  # the scenario parser names the TOML error
+    return "chip" if "architecture" in data else "model" if "shape" in data else "scenario"
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check a scenario, chip preset or model file without running anything."""
+    file, text = _read_text(args.file, "FILE")
+    kind = _kind_of(file, text)
+    if kind == "chip":
+        chip = hp.load_text(text, origin=file.name)
+        print(f"ok: chip {chip.display_name} ({chip.architecture}, {chip.num_cores} cores)")
+    elif kind == "model":
+        model = load_model_text(text, origin=file.name)
+        print(f"ok: model {model.display_name} ({model.layers} layers, "
+              f"{model.q_heads}/{model.kv_heads} heads)")
+    else:
+        scenario = Scenario.from_file_text(text, file.name)
+        print(f"ok: scenario {scenario.name or file.name}: {scenario.kernel} on "
+              f"{scenario.preset}, {len(scenario.params)} parameters")
+    return EXIT_OK
 
 
 def decode_summary(result) -> dict[str, float]:
@@ -94,6 +132,9 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
     presets = sub.add_parser("presets", help="list chip presets with their peaks")
     presets.set_defaults(func=cmd_presets)
+    validate = sub.add_parser("validate", help="check a scenario, chip or model file")
+    validate.add_argument("file", help="a scenario (.toml/.json), chip preset or model TOML")
+    validate.set_defaults(func=cmd_validate)
     return ap
 
 

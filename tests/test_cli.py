@@ -15,6 +15,7 @@ from explorer.core import Scenario
 from explorer.core.emulator.engine import DeadlockError
 from explorer.core.i18n import t
 from explorer.core.metrics import METRICS
+from kernels import models
 from kernels import vector_add as va
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -189,3 +190,22 @@ def test_run_decode_prints_the_step(tmp_path, capsys):
     assert step["tokens_per_s"] == pytest.approx(2 / (step["step_ms"] / 1e3))
     assert cli.main(["run", path]) == 0
     assert "linear_us_per_layer_estimated" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind, text, says", [
+    ("scenario", Scenario.make(params=SMALL, name="v").to_toml(), "ok: scenario v"),
+    ("chip", (Path(hp.__file__).parent / "910B4.toml").read_text(), "ok: chip"),
+    ("model", (Path(models.__file__).parent / "llama3_8b.toml").read_text(),
+     "ok: model Llama 3 8B")])
+def test_validate_recognises_each_kind(tmp_path, capsys, kind, text, says):
+    assert cli.main(["validate", write(tmp_path, text, f"{kind}.toml")]) == 0
+    assert capsys.readouterr().out.startswith(says)
+
+
+@pytest.mark.parametrize("text, field", [
+    ('kernel = "nope"\n', "kernel"),
+    ('name = "x"\narchitecture = "split"\n', "x"),
+    ('name = "m"\n[shape]\nlayers = 3\n', "display_name")])
+def test_validate_names_what_is_wrong(tmp_path, capsys, text, field):
+    assert cli.main(["validate", write(tmp_path, text)]) == 2
+    assert field in capsys.readouterr().err
