@@ -21,4 +21,6 @@ st.navigation([
             icon=":material/memory_alt:"),
     st.Page("explorer/ui/pages/balance.py", title=state.tr("nav.balance"), url_path="balance",
             icon=":material/balance:"),
+    st.Page("explorer/ui/pages/sparse.py", title=state.tr("nav.sparse"), url_path="sparse",
+            icon=":material/filter_alt:"),
 ]).run()
