@@ -120,6 +120,12 @@ def cmd_presets(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _subcommands() -> tuple:
+    """Commands kept in modules of their own (imported here: they import this module)."""
+    from . import cli_report
+    return (cli_report,)
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m explorer",
                                  description="Ascend NPU architecture explorer")
@@ -135,10 +141,13 @@ def parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check a scenario, chip or model file")
     validate.add_argument("file", help="a scenario (.toml/.json), chip preset or model TOML")
     validate.set_defaults(func=cmd_validate)
+    for module in _subcommands():
+        module.add_parser(sub)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; the exit code says how it ended (see the module docstring)."""
     args = parser().parse_args(argv)
     try:
         return args.func(args)
@@ -148,3 +157,4 @@ def main(argv: list[str] | None = None) -> int:
     except DeadlockError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_DEADLOCK
+

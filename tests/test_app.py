@@ -114,7 +114,7 @@ def test_playground_shows_metrics_figures_and_a_passed_check():
     specs = figures(at)
     assert len(specs) == 6  # timeline, ratios, bandwidth, traffic, balance, roofline
     assert specs[0]["data"], "the timeline has no traces"
-    assert len(at.get("download_button")) == 3
+    assert len(at.get("download_button")) == 5
     assert at.query_params["n"] == str(SMALL_N)
 
 

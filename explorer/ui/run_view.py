@@ -17,8 +17,9 @@ import streamlit as st
 from explorer import plots
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
-from explorer.core.metrics import METRICS
-from explorer.ui import state
+from explorer.plots import report, report_figures
+from explorer.ui import errors, state
+from hardware_presets.errors import InputError
 
 KEY_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
                "mte2_ratio", "aiv_vec_ratio", "overlap_ratio", "roofline_efficiency")
@@ -29,29 +30,11 @@ DEFAULT_CORES = 8
 
 
 # ---- cached figures ----------------------------------------------------------------------
-def _roofline(result, lang: str) -> go.Figure:
-    """The run as one point under the chip's roofs (vector ops count one per element)."""
-    m = result.metrics
-    point = {"label": t("ui.va.roofline_point", lang, dtype=result.params["dtype"]),
-             "intensity": m["arithmetic_intensity"], "tflops": m["achieved_tflops"]}
-    return plots.roofline_figure(result.chip, [point], lang)
-
-
-_BUILDERS = {
-    "pipe_ratio": lambda r, lang: plots.pipe_ratio_figure(r.per_core, lang),
-    "traffic": lambda r, lang: plots.traffic_figure(r.traffic, lang),
-    "load_balance": lambda r, lang: plots.load_balance_figure(r.per_core, lang),
-    "bandwidth": lambda r, lang: plots.bandwidth_figure(
-        r.bandwidth, r.chip.hbm_bandwidth_GBps, r.chip.l2_bandwidth_GBps, lang),
-    "roofline": _roofline,
-}
-
-
 @st.cache_resource(max_entries=48, show_spinner=False,
                    hash_funcs={Scenario: state.scenario_key})
 def result_figure(kind: str, scenario: Scenario, lang: str) -> go.Figure:
     """One summary figure of a run: pipe_ratio, traffic, load_balance, bandwidth, roofline."""
-    return _BUILDERS[kind](state.simulate(scenario), lang)
+    return report_figures.summary_figure(kind, state.simulate(scenario), lang)
 
 
 @st.cache_resource(max_entries=24, show_spinner=False,
@@ -71,19 +54,12 @@ def show(figure: go.Figure, key: str) -> None:
 
 # ---- metrics -----------------------------------------------------------------------------
 def metric_label(name: str) -> str:
-    msg_id = f"metric.{name}.label"
-    return state.tr(msg_id) if has(msg_id) else name
+    return report_figures.metric_label(name, state.language())
 
 
 def metric_value(name: str, value: object) -> str:
     """A metric as text: ratios in %, µs and GB/s with their unit, the bound as a word."""
-    if name == "bound":
-        msg_id = f"metric.bound_value.{value}"
-        return state.tr(msg_id) if has(msg_id) else str(value)
-    unit = METRICS.get(name, "")
-    if not unit:
-        return f"{float(value):.1%}"
-    return f"{float(value):,.2f} {unit}" if unit == "µs" else f"{float(value):,.0f} {unit}"
+    return report_figures.format_metric(name, value, state.language())
 
 
 def show_metrics(result: Result, names: tuple[str, ...] = KEY_METRICS) -> None:
@@ -155,19 +131,29 @@ def show_numerics(result: Result) -> None:
                                             for k, v in note_values.items()}))
 
 
-def show_downloads(scenario: Scenario) -> None:
-    """Scenario file, Chrome / Perfetto trace and timeline CSV (the last two made on click)."""
-    stem = f"{scenario.kernel}_{scenario.preset}"
+def show_downloads(scenario: Scenario, explanation: str = "") -> None:
+    """Scenario file, reports (HTML; Markdown + PNG as a zip), Chrome / Perfetto trace and
+    timeline CSV (all but the scenario made on click), and the scenario upload."""
+    stem, lang = f"{scenario.kernel}_{scenario.preset}", state.language()
     common = {"on_click": "ignore", "width": "stretch"}
     st.download_button(state.tr("download.scenario"), scenario.to_toml(),
                        file_name=f"{stem}.toml", mime="application/toml", key="dl_scenario",
                        icon=":material/description:", **common)
+    st.download_button(state.tr("report.ui.download_html"), lambda: report.html_report(
+        state.simulate(scenario), lang, explanation), file_name=f"{stem}_report.html",
+        mime="text/html", key="dl_report_html", help=state.tr("report.ui.download_html_help"),
+        icon=":material/article:", **common)
+    st.download_button(state.tr("report.ui.download_md"), lambda: report.markdown_zip(
+        state.simulate(scenario), lang, explanation), file_name=f"{stem}_report.zip",
+        mime="application/zip", key="dl_report_md", help=state.tr("report.ui.download_md_help"),
+        icon=":material/folder_zip:", **common)
     st.download_button(state.tr("download.trace"), lambda: _trace_json(scenario),
                        file_name=f"{stem}_trace.json", mime="application/json", key="dl_trace",
                        help=state.tr("ui.va.trace_help"), icon=":material/timeline:", **common)
     st.download_button(state.tr("download.csv"), lambda: _timeline_csv(scenario),
                        file_name=f"{stem}_timeline.csv", mime="text/csv", key="dl_csv",
                        icon=":material/table:", **common)
+    show_upload(scenario.kernel)
 
 
 def _trace_json(scenario: Scenario) -> str:
@@ -178,3 +164,95 @@ def _trace_json(scenario: Scenario) -> str:
 
 def _timeline_csv(scenario: Scenario) -> str:
     return state.simulate(scenario).timeline.to_csv(index=False)
+
+
+# ---- loading a scenario file or a report -------------------------------------------------
+UPLOAD_KEY = "w.scenario_upload"
+_OUTCOME = "scenario_upload_outcome"  # the last upload's InputError or loaded name
+SCENARIO_MAX_BYTES = 1 << 20  # a scenario is a few hundred bytes
+#: a report carries Plotly's JavaScript (about 5 MB); only its first MiB, where the
+#: scenario sits, is read
+REPORT_MAX_BYTES = 32 << 20
+
+
+def read_upload(name: str, data: bytes, kernel: str, lang: str = "en") -> Scenario:
+    """An uploaded scenario (.toml, .json) or report (.html) as a validated scenario of
+    ``kernel``; InputError (translated where it is ours) for anything else."""
+    is_report = name.lower().endswith((".html", ".htm"))
+    limit = REPORT_MAX_BYTES if is_report else SCENARIO_MAX_BYTES
+    if len(data) > limit:
+        allowed = "report.ui.allowed_report" if is_report else "report.ui.allowed_size"
+        raise InputError(name, f"{len(data):,} bytes",
+                         t(allowed, lang, limit=f"{limit >> 20} MiB"))
+    try:  # a cut multi-byte character at the end of a report's first MiB is harmless
+        text = data[:SCENARIO_MAX_BYTES].decode("utf-8",
+                                                errors="ignore" if is_report else "strict")
+    except UnicodeDecodeError:
+        raise InputError(name, "(file)", t("report.ui.allowed_text", lang)) from None
+    scenario = report.scenario_from_report(text, name) if is_report else \
+        Scenario.from_file_text(text, name)
+    if scenario.kernel != kernel:
+        raise InputError(f"{name}: kernel", scenario.kernel, t(
+            "report.ui.allowed_kernel", lang, kernel=kernel, found=scenario.kernel))
+    return scenario
+
+
+def _url_text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def scenario_url(scenario: Scenario, current: dict[str, str], lang: str) -> dict[str, str]:
+    """The URL that makes a page show ``scenario``: language, preset, chip overrides, and
+    the parameters the page keeps in its URL (``current``) or that leave the defaults
+    (the page refuses, with a message, those it cannot set)."""
+    try:
+        defaults = Scenario.make(scenario.preset, scenario.kernel,
+                                 overrides=scenario.overrides_dict).params_dict
+    except InputError:
+        defaults = {}
+    params = {k: v for k, v in scenario.params_dict.items()
+              if k in current or k not in defaults or defaults[k] != v}
+    if "seed" in current or scenario.seed:
+        params["seed"] = scenario.seed
+    chip = {f"{state.CHIP_PREFIX}{k}": v for k, v in sorted(scenario.overrides_dict.items())}
+    wanted = {state.LANG: lang, state.PRESET: scenario.preset, **chip, **params}
+    return {k: _url_text(v) for k, v in wanted.items()}
+
+
+def reload_url() -> None:
+    """Make the next run read the URL again, as on a session's first run (the chip preset
+    comes from the URL; the language stays). ``state`` reads the URL once per session."""
+    st.session_state.pop(state._LOADED, None)  # noqa: SLF001  (state's own flag)
+    st.session_state.pop(state.PRESET, None)
+
+
+def _on_upload(kernel: str) -> None:
+    """Load the uploaded file through the URL, as a shared link would: every page already
+    turns its URL into its widgets' values and refuses what it cannot use, visibly."""
+    upload = st.session_state.get(UPLOAD_KEY)
+    if upload is None:
+        return
+    lang = state.language()
+    try:
+        scenario = read_upload(upload.name, upload.getvalue(), kernel, lang)
+    except InputError as exc:
+        st.session_state[_OUTCOME] = exc
+        return
+    current = {k: st.query_params.get(k) for k in st.query_params}
+    st.query_params.from_dict(scenario_url(scenario, current, lang))
+    reload_url()
+    st.session_state[_OUTCOME] = scenario.name or upload.name
+
+
+def show_upload(kernel: str) -> None:
+    """The upload box, and the outcome of the last upload (shown once)."""
+    with st.expander(state.tr("report.ui.load"), icon=":material/upload_file:"):
+        st.file_uploader(state.tr("report.ui.file"), type=["toml", "json", "html"],
+                         key=UPLOAD_KEY, on_change=_on_upload, args=(kernel,),
+                         help=state.tr("report.ui.file_help"))
+    outcome = st.session_state.pop(_OUTCOME, None)
+    if isinstance(outcome, InputError):
+        errors.show(outcome, state.language())
+    elif outcome is not None:
+        st.success(state.tr("report.ui.loaded", name=errors.escape(outcome)),
+                   icon=":material/check_circle:")

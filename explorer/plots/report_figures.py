@@ -1,0 +1,226 @@
+"""What a scenario report says about one run, as report sections (see ``report.py``).
+
+Everything here is a pure function of a ``Result`` and a language: the figures the pages
+draw (timeline, pipe ratios, bandwidth, traffic, load balance, roofline, plus the GEMM
+task grid and the decode step where the kernel has them), the scenario, the chip's key
+figures, every metric with its one-line definition, the numerical check and the notes.
+The pages draw their summary figures through :func:`summary_figure` too, so a report
+shows exactly what the page showed. User-typed values (the scenario name, string
+parameters such as decode's ``lengths``) only ever travel in tables, which both
+renderers escape.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from explorer.core.decode_step import simulate_decode
+from explorer.core.i18n import has, t
+from explorer.core.metrics import METRICS
+from explorer.plots import decode as decode_plots
+from explorer.plots.cores import load_balance_figure, pipe_ratio_figure
+from explorer.plots.gemm import task_grid_figure
+from explorer.plots.memory import bandwidth_figure, traffic_figure
+from explorer.plots.roofline import roofline_figure
+from explorer.plots.style import format_bytes
+from explorer.plots.timeline import timeline_figure
+from hardware_presets import FIELDS
+from kernels import decode_params as dp, gemm
+
+#: chip fields a report lists (labels from the chip_fields catalogue)
+CHIP_FIELDS = ("ai_cores", "vector_cores", "clock_MHz", "hbm_GiB", "hbm_bandwidth_GBps",
+               "l2_MiB", "l2_bandwidth_GBps", "ub_KiB", "l1_KiB")
+#: the page's own explanation, quoted when the caller gives none
+EXPLANATIONS = {
+    "vector_add": ("ui.va.explain.stages", "ui.va.explain.tque", "ui.va.explain.buffer_num"),
+    "gemm": ("ui.gemm.explain.launch", "ui.gemm.explain.default", "ui.gemm.explain.small",
+             "ui.gemm.explain.split_k"),
+    "decode": ("ui.decode.explain.step", "ui.decode.explain.tque", "ui.decode.explain.cube",
+               "ui.decode.explain.split", "ui.decode.explain.append"),
+}
+Section = tuple[str, object]  # (heading, str | Figure | DataFrame | list of them)
+
+
+# ---- figures -----------------------------------------------------------------------------
+def _roofline(result, lang: str) -> go.Figure:
+    """The run as one point under the chip's roofs, labelled and roofed as its page does."""
+    p, m, kernel = result.params, result.metrics, result.scenario.kernel
+    precision = "fp16"
+    if kernel == "gemm":
+        precision = p["dtype_in"]
+        label = t("ui.gemm.roofline_point", lang, dtype=precision, M=p["M"], N=p["N"], K=p["K"])
+    elif kernel == "decode":
+        precision = dp.out_dtype(p)
+        label = t("ui.decode.roofline_point", lang, impl=p["impl"],
+                  group=dp.model_of(p).gqa_group)
+    else:
+        label = t("ui.va.roofline_point", lang, dtype=p.get("dtype", precision))
+    point = {"label": label, "intensity": m["arithmetic_intensity"],
+             "tflops": m["achieved_tflops"]}
+    return roofline_figure(result.chip, [point], lang, precision=precision)
+
+
+SUMMARY: dict[str, Callable[..., go.Figure]] = {
+    "pipe_ratio": lambda r, lang: pipe_ratio_figure(r.per_core, lang),
+    "traffic": lambda r, lang: traffic_figure(r.traffic, lang),
+    "load_balance": lambda r, lang: load_balance_figure(r.per_core, lang),
+    "bandwidth": lambda r, lang: bandwidth_figure(
+        r.bandwidth, r.chip.hbm_bandwidth_GBps, r.chip.l2_bandwidth_GBps, lang),
+    "roofline": _roofline,
+}
+
+
+def summary_figure(kind: str, result, lang: str = "en") -> go.Figure:
+    """One summary figure of a run: pipe_ratio, traffic, load_balance, bandwidth, roofline."""
+    return SUMMARY[kind](result, lang)
+
+
+def _task_grid(result, lang: str) -> go.Figure:
+    p = result.params
+    plan = gemm.plan(p)
+    return task_grid_figure(plan.grid, lang, "slot", panel=plan.single,
+                            size=(p["M"], p["N"], p["K"]), k_per_z=plan.k_per_z)
+
+
+def _decode_figures(step, lang: str) -> list[tuple[str, go.Figure]]:
+    parts = {"append": step.append_ns, "attention": step.attention_ns,
+             "linear": step.linear_ns}
+    shown = [("step_split", decode_plots.step_split_figure(parts, step.layers, lang))]
+    if len(step.seq_done_ns):
+        shown.append(("latency", decode_plots.latency_figure(
+            step.seq_done_ns, step.lengths, step.latency_p50_ns, step.latency_p99_ns, lang)))
+    return shown
+
+
+def decode_step(result):
+    """The whole-model step of a decode run (None for other kernels)."""
+    return simulate_decode(result.scenario, result) if result.scenario.kernel == "decode" else None
+
+
+def figures(result, lang: str = "en", step=None) -> list[tuple[str, go.Figure]]:
+    """(kind, figure) of everything a report draws, in reading order."""
+    shown = []
+    if result.scenario.kernel == "gemm":
+        shown.append(("task_grid", _task_grid(result, lang)))
+    if step is not None:
+        shown += _decode_figures(step, lang)
+    shown.append(("timeline", timeline_figure(result.timeline, result.makespan_ns, lang)))
+    shown += [(kind, summary_figure(kind, result, lang)) for kind in
+              ("pipe_ratio", "bandwidth", "traffic", "load_balance", "roofline")]
+    return shown
+
+
+# ---- metrics -----------------------------------------------------------------------------
+def metric_label(name: str, lang: str = "en") -> str:
+    msg_id = f"metric.{name}.label"
+    return t(msg_id, lang) if has(msg_id, lang) else name
+
+
+def format_metric(name: str, value: object, lang: str = "en") -> str:
+    """A metric as text: ratios in %, bytes in KiB/MiB, counts with separators, the bound
+    as a word, other quantities with their unit (3 significant digits below 100)."""
+    if name == "bound":
+        msg_id = f"metric.bound_value.{value}"
+        return t(msg_id, lang) if has(msg_id, lang) else str(value)
+    unit = METRICS.get(name, "")
+    if unit == "B":
+        return format_bytes(float(value))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f"{int(value):,} {unit}".rstrip()
+    if not unit:
+        return f"{float(value):.1%}"
+    number = float(value)
+    if unit == "µs":
+        return f"{number:,.2f} µs"
+    return f"{number:,.0f} {unit}" if abs(number) >= 100 else f"{number:.3g} {unit}"
+
+
+def metrics_table(result, lang: str = "en") -> pd.DataFrame:
+    """Every metric of the run: label, value and its one-line definition."""
+    rows = [(metric_label(name, lang), format_metric(name, result.metrics[name], lang),
+             t(f"metric.{name}.def", lang) if has(f"metric.{name}.def", lang) else "")
+            for name in METRICS if name in result.metrics]
+    return pd.DataFrame(rows, columns=[t(f"report.col.{c}", lang)
+                                       for c in ("metric", "value", "definition")])
+
+
+# ---- scenario and chip -------------------------------------------------------------------
+def _pairs(values: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sorted(values.items()))
+
+
+def scenario_tables(result, lang: str = "en") -> list[pd.DataFrame]:
+    """The scenario (name, preset, overrides, kernel, seed) and its parameters."""
+    s = result.scenario
+    none = t("report.field.none", lang)
+    rows = [("name", s.name or none), ("preset", f"{s.preset} ({result.chip.display_name})"),
+            ("overrides", _pairs(s.overrides_dict) or none), ("kernel", s.kernel),
+            ("seed", str(s.seed))]
+    head = [t("report.col.field", lang), t("report.col.value", lang)]
+    fields = pd.DataFrame([(t(f"report.field.{k}", lang), v) for k, v in rows], columns=head)
+    params = pd.DataFrame([(k, str(v)) for k, v in sorted(s.params_dict.items())],
+                          columns=[t("report.col.parameter", lang), head[1]])
+    return [fields, params]
+
+
+def _status(chip, key: str, lang: str) -> str:
+    """"estimate" or "your override" where the number is one (published ones say nothing)."""
+    status = chip.provenance_of(key).status
+    return t(f"report.status.{status}", lang) if has(f"report.status.{status}", lang) else ""
+
+
+def chip_table(chip, lang: str = "en") -> pd.DataFrame:
+    """The chip's key figures: architecture, cores, clock, HBM, L2, UB, L1 and the peaks."""
+    values = chip.values()
+    rows = [(t("report.chip.architecture", lang),
+             t(f"report.arch.{chip.architecture}", lang), "")]
+    rows += [(t(FIELDS[k].label_id, lang), f"{values[k]:,g}", _status(chip, k, lang))
+             for k in CHIP_FIELDS]
+    rows += [(t("report.chip.peak", lang, precision=p), f"{v:,.1f}", "")
+             for p, v in chip.peak_tflops_table().items()]
+    return pd.DataFrame(rows, columns=[t(f"report.col.{c}", lang)
+                                       for c in ("quantity", "value", "status")])
+
+
+# ---- check, notes, explanation -----------------------------------------------------------
+def numerics_text(result, lang: str = "en") -> str:
+    check = result.numerics
+    return t(f"report.numerics_{'pass' if check.passed else 'fail'}", lang,
+             abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
+             ratio=f"{check.bound_ratio:.3g}", bound=f"{check.bound:.3g}",
+             verified=f"{check.verified:,}", total=f"{check.total:,}")
+
+
+def _note_value(value: object) -> object:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def notes_text(notes, lang: str = "en") -> list[str]:
+    """The run's notes (``note.*`` ids with their values), translated."""
+    return [t(msg_id, lang, **{k: _note_value(v) for k, v in values.items()})
+            for msg_id, values in notes if has(msg_id, lang)]
+
+
+def default_explanation(kernel: str, lang: str = "en") -> str:
+    return "\n\n".join(t(msg_id, lang) for msg_id in EXPLANATIONS.get(kernel, ()))
+
+
+def result_sections(result, lang: str = "en", explanation: str = "") -> list[Section]:
+    """The sections of a scenario report, in reading order."""
+    step = decode_step(result)
+    text = explanation or default_explanation(result.scenario.kernel, lang)
+    notes = notes_text(step.notes if step is not None else result.notes, lang)
+    sections: list[Section] = [
+        (t("report.h.scenario", lang), scenario_tables(result, lang)),
+        (t("report.h.chip", lang), chip_table(result.chip, lang)),
+        (t("report.h.metrics", lang), metrics_table(result, lang)),
+        (t("report.h.numerics", lang), [numerics_text(result, lang), *notes]),
+    ]
+    if text:
+        sections.insert(2, (t("report.h.explanation", lang), text))
+    sections += [(t(f"report.figure.{kind}", lang), fig)
+                 for kind, fig in figures(result, lang, step)]
+    return sections
