@@ -23,4 +23,6 @@ st.navigation([
             icon=":material/balance:"),
     st.Page("explorer/ui/pages/sparse.py", title=state.tr("nav.sparse"), url_path="sparse",
             icon=":material/filter_alt:"),
+    st.Page("explorer/ui/pages/compare.py", title=state.tr("nav.compare"), url_path="compare",
+            icon=":material/compare:"),
 ]).run()

@@ -1,0 +1,148 @@
+"""What the Compare page shows about two runs: the scenario diff first, then the sentences
+that say what changed and why, the metric table with each metric's definition, the two
+timelines on one time axis, bytes per path of A next to B, B / A per metric, downloads.
+
+Runs come from the cached ``state.simulate``; the comparison and its figures are cached
+as resources on the two scenarios (and the language), so a rerun that changes nothing
+(a language switch redraws the text only) does not re-emulate.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.core import Scenario
+from explorer.core import compare as cmp
+from explorer.plots import compare as plots
+from explorer.ui import run_view, state
+
+COLUMNS = ("metric", "a", "b", "delta", "ratio", "unit", "definition")
+#: unitless metrics that are counts, not ratios (run_view shows a unitless value in %)
+COUNTS = ("instructions", "cores_used")
+
+
+@st.cache_resource(max_entries=8, show_spinner=False,
+                   hash_funcs={Scenario: state.scenario_key})
+def comparison(a: Scenario, b: Scenario) -> cmp.Comparison:
+    """Both runs (cached emulator) and their comparison."""
+    with st.spinner(state.tr("ui.compare.running")):
+        return cmp.compare(state.simulate(a), state.simulate(b))
+
+
+_FIGURES = {"timelines": lambda c, lang: plots.timelines_figure(c.a, c.b, lang),
+            "traffic": lambda c, lang: plots.traffic_figure(c.a, c.b, lang),
+            "ratio": plots.ratio_figure}
+
+
+@st.cache_resource(max_entries=24, show_spinner=False,
+                   hash_funcs={Scenario: state.scenario_key})
+def figure(kind: str, a: Scenario, b: Scenario, lang: str) -> go.Figure:
+    """One figure of the comparison: timelines, traffic or ratio."""
+    return _FIGURES[kind](comparison(a, b), lang)
+
+
+# ---- text --------------------------------------------------------------------------------
+def _text(value: object) -> str:
+    if value is None:
+        return "-"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def show_diff(c: cmp.Comparison) -> None:
+    """The fields that differ, A's value next to B's."""
+    st.subheader(state.tr("ui.compare.diff_title"))
+    if not c.diff:
+        st.info(state.tr("ui.compare.no_diff"), icon=":material/drag_handle:")
+        return
+    rows = pd.DataFrame([(f, _text(a), _text(b)) for f, a, b in c.diff],
+                        columns=[state.tr("ui.compare.field"), state.tr("ui.compare.col.a"),
+                                 state.tr("ui.compare.col.b")])
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def show_sentences(c: cmp.Comparison) -> None:
+    """Each rule's finding as a bullet, in the session's language."""
+    st.subheader(state.tr("ui.compare.sentences_title"),
+                 help=state.tr("ui.compare.sentences_help"))
+    found = cmp.sentences(c)
+    if not found:
+        st.info(state.tr("ui.compare.no_sentences"), icon=":material/drag_handle:")
+        return
+    st.markdown("\n".join(f"- {cmp.say(s, state.language())}" for s in found))
+
+
+def _number(value: float, digits: str = ",.4g") -> str:
+    return "-" if value is None or not np.isfinite(value) else format(value, digits)
+
+
+def _value(name: str, value: object) -> str:
+    return f"{int(value):,}" if name in COUNTS else run_view.metric_value(name, value)
+
+
+def display_table(c: cmp.Comparison) -> pd.DataFrame:
+    """The metric table as the page shows it: translated labels, values as text."""
+    table = c.table
+    return pd.DataFrame({
+        "metric": [run_view.metric_label(m) for m in table["metric"]],
+        "a": [_value(m, v) for m, v in zip(table["metric"], table["a"])],
+        "b": [_value(m, v) for m, v in zip(table["metric"], table["b"])],
+        "delta": [_number(v) for v in table["delta"]],
+        "ratio": [_number(v, ".3f") for v in table["ratio"]],
+        "unit": table["unit"],
+        "definition": [state.tr(d) for d in table["definition"]],
+    }).rename(columns={k: state.tr(f"ui.compare.col.{k}") for k in COLUMNS})
+
+
+def show_table(c: cmp.Comparison) -> None:
+    st.subheader(state.tr("ui.compare.table_title"))
+    st.dataframe(display_table(c), hide_index=True, width="stretch")
+
+
+# ---- figures and downloads ---------------------------------------------------------------
+def show_figures(a: Scenario, b: Scenario) -> None:
+    """Timelines across the page, then traffic and B / A side by side."""
+    lang = state.language()
+    st.subheader(state.tr("ui.compare.timelines_title"))
+    run_view.show(figure("timelines", a, b, lang), key="cmp_timelines")
+    st.caption(state.tr("ui.compare.timelines_help"))
+    for column, kind in zip(st.columns(2), ("traffic", "ratio")):
+        with column:
+            st.subheader(state.tr(f"ui.compare.{kind}_title"))
+            run_view.show(figure(kind, a, b, lang), key=f"cmp_{kind}")
+    st.caption(state.tr("ui.compare.ratio_help"))
+
+
+def table_csv(c: cmp.Comparison) -> str:
+    """The metric table as CSV: raw numbers, definitions in the session's language."""
+    table = c.table.assign(definition=[state.tr(d) for d in c.table["definition"]])
+    return table.to_csv(index=False)
+
+
+def show_downloads(c: cmp.Comparison) -> None:
+    st.subheader(state.tr("ui.compare.downloads"))
+    common = {"on_click": "ignore", "width": "stretch"}
+    left, middle, right = st.columns(3)
+    left.download_button(state.tr("ui.compare.download_csv"), table_csv(c),
+                         file_name="comparison.csv", mime="text/csv", key="cmp_dl_csv",
+                         icon=":material/table:", **common)
+    for where, side, result in ((middle, "a", c.a), (right, "b", c.b)):
+        where.download_button(state.tr(f"ui.compare.download_{side}"),
+                              result.scenario.to_toml(), file_name=f"scenario_{side}.toml",
+                              mime="application/toml", key=f"cmp_dl_{side}",
+                              icon=":material/description:", **common)
+
+
+def show(a: Scenario, b: Scenario, lesson: str | None) -> None:
+    """Everything about the pair of runs, diff first."""
+    if lesson:
+        st.info(state.tr("ui.compare.lesson", title=state.tr(f"gallery.{lesson}"),
+                         text=state.tr(f"gallery.{lesson}_help")),
+                icon=":material/school:")
+    c = comparison(a, b)
+    show_diff(c)
+    show_sentences(c)
+    show_table(c)
+    show_figures(a, b)
+    show_downloads(c)
