@@ -133,3 +133,12 @@ def test_chinese():
     assert "通过" in texts(at.success)
     assert "解码步" in [h.value for h in at.subheader]
     assert metric(at, "每 token 的 KV") == "128.00 KiB"
+
+
+def test_the_seed_draws_the_batch_and_lives_in_the_url():
+    query = {"distribution": "lognormal", "batch": "4", "mean_len": "1024"}
+    first = decode_page({**query, "seed": "1"})
+    second = decode_page({**query, "seed": "2"})
+    label = "KV of the batch (reserved)"
+    assert metric(first, label) != metric(second, label)
+    assert first.query_params["seed"] == "1" and not first.exception

@@ -27,7 +27,7 @@ from kernels import decode_params as dp
 from kernels.models import load_model
 from kernels.params import ParamSpec
 
-SPECS = {spec.name: spec for spec in dp.PARAMS}
+SPECS = {spec.name: spec for spec in (*dp.PARAMS, widgets.SEED_SPEC)}
 PAGE_PHASES = ("both", "append", "attention")  # compression belongs to the sparse page
 PREFIX = "dc."  # session keys of this page's values: dc.batch, dc.impl, ...
 LABELS = "ui.decode.param"  # <LABELS>.<name>.label / .help
@@ -233,8 +233,11 @@ def _kv_heads(p: dict) -> int:
 
 
 def controls(chip: Chip) -> dict:
-    """Draw every parameter widget in three bordered columns; returns the parameters."""
+    """Draw every parameter widget in three bordered columns; returns the parameters and
+    the scenario's seed (key "seed": it draws the lengths and the block table)."""
     left, middle, right = (column.container(border=True) for column in st.columns(3))
     p = _workload(left)
     p = _cache(p, middle)
-    return _kernel(chip, p, right)
+    p = _kernel(chip, p, right)
+    p["seed"] = _number("seed", right, step=1)
+    return p

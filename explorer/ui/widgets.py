@@ -163,6 +163,8 @@ def param_widget(spec: ParamSpec, name: str, *, options: Sequence | None = None,
 
 
 # ---- URL parameters and example buttons shared by the kernel pages -----------------------
+#: the scenario's seed as a page parameter (random inputs, context lengths, block tables)
+SEED_SPEC = ParamSpec("seed", int, 0, 0, 2**32 - 1)
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 

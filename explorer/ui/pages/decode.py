@@ -22,9 +22,6 @@ from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels import decode
 
-SEED = 0  # the scenario's seed: context lengths and the paged block table are drawn from it
-
-
 def _checked(chip: Chip, params: dict) -> dict | None:
     """The parameters with every auto value resolved, or None after showing why not."""
     try:
@@ -34,13 +31,13 @@ def _checked(chip: Chip, params: dict) -> dict | None:
         return None
 
 
-def _scenario(chip: Chip, params: dict, p: dict, workload) -> Scenario | None:
+def _scenario(chip: Chip, params: dict, p: dict, workload, seed: int) -> Scenario | None:
     """The validated scenario, or None after showing why it cannot run (HBM, size)."""
     lengths, layout = workload
     try:
         decode.memory_check(chip, p, lengths, layout)
         decode_view.check_size(chip, p, lengths)
-        return Scenario.make(state.preset(), "decode", params, state.overrides(), seed=SEED)
+        return Scenario.make(state.preset(), "decode", params, state.overrides(), seed=seed)
     except InputError as exc:
         decode_controls.show_error(exc)
         return None
@@ -84,17 +81,18 @@ def main() -> None:
         decode_controls.show_error(exc)
     decode_controls.examples()
     params = decode_controls.controls(chip)
+    seed = params.pop("seed")
     p = _checked(chip, params)
     if p is not None:
-        workload = decode.workload(p, np.random.default_rng(SEED))
+        workload = decode.workload(p, np.random.default_rng(seed))
         decode_view.show_memory(chip, p, *workload)
         decode_explain.show_plan(chip, p)
-        scenario = _scenario(chip, params, p, workload)
+        scenario = _scenario(chip, params, p, workload, seed)
         if scenario is not None:
             _results(scenario)
     decode_explain.show_blog(chip)
     decode_explain.explain()
-    state.sync_url(decode_controls.url_params(params))
+    state.sync_url(decode_controls.url_params({**params, "seed": seed}))
 
 
 if __name__ == "__main__":
