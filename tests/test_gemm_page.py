@@ -195,3 +195,10 @@ def test_static_balance_gives_each_core_a_contiguous_block():
     set_values(at, balance="static")
     assert grid_cells(at) != rr and not at.exception
     assert at.query_params["balance"] == "static"
+
+
+def test_the_seed_lives_in_the_url_and_changes_the_check():
+    first = gemm_page({"M": "256", "N": "256", "K": "256", "seed": "1"})
+    second = gemm_page({"M": "256", "N": "256", "K": "256", "seed": "2"})
+    assert first.query_params["seed"] == "1" and not first.exception
+    assert texts(first.success) != texts(second.success)  # other inputs, other errors

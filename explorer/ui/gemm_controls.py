@@ -23,7 +23,7 @@ from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels import gemm_params as gp
 
-SPECS = {spec.name: spec for spec in gp.PARAMS}
+SPECS = {spec.name: spec for spec in (*gp.PARAMS, widgets.SEED_SPEC)}
 PREFIX = "gm."  # session keys of this page's values: gm.M, gm.base_k, ...
 #: the page refuses bigger programs: the emulator and the tables would take seconds
 UI_MAX_INSTRUCTIONS = 1_000_000
@@ -188,7 +188,8 @@ def _grid(chip: Chip, p: dict, where) -> dict:
 
 
 def controls(chip: Chip) -> dict:
-    """Draw every parameter widget in three bordered columns; returns the parameters."""
+    """Draw every parameter widget in three bordered columns; returns the parameters and
+    the scenario's seed (key "seed": it draws the matrices of the numerical check)."""
     _follow_chip(chip)
     _follow_dtype(str(value("dtype_in")))
     left, middle, right = (column.container(border=True) for column in st.columns(3))
@@ -196,7 +197,9 @@ def controls(chip: Chip) -> dict:
     p = _tiling(chip, p, middle)
     with middle:
         occupancy(chip, p)
-    return _grid(chip, p, right)
+    p = _grid(chip, p, right)
+    p["seed"] = _widget("seed", right)
+    return p
 
 
 # ---- what the tiling occupies ------------------------------------------------------------

@@ -16,10 +16,10 @@ from explorer.ui import errors, gemm_controls, gemm_explain, gemm_view, run_view
 from hardware_presets.errors import InputError
 
 
-def _scenario(params: dict) -> Scenario | None:
+def _scenario(params: dict, seed: int) -> Scenario | None:
     """The validated scenario, or None after showing why the parameters are refused."""
     try:
-        scenario = Scenario.make(state.preset(), "gemm", params, state.overrides())
+        scenario = Scenario.make(state.preset(), "gemm", params, state.overrides(), seed=seed)
         gemm_controls.check_size(scenario.params_dict)
         return scenario
     except InputError as exc:
@@ -60,13 +60,14 @@ def main() -> None:
         errors.show(exc, state.language())
     gemm_controls.examples()
     params = gemm_controls.controls(chip)
+    seed = params.pop("seed")
     gemm_explain.sparsity_note(params)
-    scenario = _scenario(params)
+    scenario = _scenario(params, seed)
     if scenario is not None:
         gemm_view.show_grid(scenario)
         _results(scenario)
     gemm_explain.explain(chip, scenario.params_dict if scenario is not None else None)
-    state.sync_url(params)
+    state.sync_url({**params, "seed": seed})
 
 
 if __name__ == "__main__":
