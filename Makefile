@@ -52,6 +52,7 @@ bench: venv
 	$(PY) -m bench.gemm
 	$(PY) -m bench.decode
 	$(PY) -m bench.balance
+	$(PY) -m bench.sweep
 
 clean:
 	rm -rf .numba_cache test-output .pytest_cache .hypothesis

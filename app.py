@@ -21,6 +21,8 @@ st.navigation([
             icon=":material/memory_alt:"),
     st.Page("explorer/ui/pages/balance.py", title=state.tr("nav.balance"), url_path="balance",
             icon=":material/balance:"),
+    st.Page("explorer/ui/pages/sweep.py", title=state.tr("nav.sweep"), url_path="sweep",
+            icon=":material/ssid_chart:"),
     st.Page("explorer/ui/pages/sparse.py", title=state.tr("nav.sparse"), url_path="sparse",
             icon=":material/filter_alt:"),
     st.Page("explorer/ui/pages/compare.py", title=state.tr("nav.compare"), url_path="compare",

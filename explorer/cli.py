@@ -122,8 +122,8 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 def _subcommands() -> tuple:
     """Commands kept in modules of their own (imported here: they import this module)."""
-    from . import cli_compare, cli_report
-    return (cli_report, cli_compare)
+    from . import cli_compare, cli_report, cli_sweep
+    return (cli_report, cli_compare, cli_sweep)
 
 
 def parser() -> argparse.ArgumentParser:

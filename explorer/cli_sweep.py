@@ -1,0 +1,136 @@
+"""Command line sweep: ``python -m explorer sweep SCENARIO.toml --param n=1024:65536:*2
+[--param chip.ub_KiB=96,192] -o results.csv [--workers N] [--dask ADDRESS]``.
+
+Every combination of the values is simulated from the scenario file (worker processes on
+this machine, or a Dask scheduler) and written as CSV: one row per scenario with the swept
+values, every metric, the numerical verdict and, for a refused point, its reason. A
+progress line goes to stderr when stderr is a terminal; Ctrl-C stops the sweep and writes
+what finished. Exit codes as ``run``: 0 ok (refused points are rows, not failures),
+2 bad input (a bad --param, file or address).
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from hardware_presets.errors import InputError
+
+from .core.sweep import MAX_AXES, MAX_SCENARIOS, SYNTAX, Sweep, SweepResult, run_sweep
+from .core.sweep_exec import DaskExecutor, LocalExecutor
+
+BAR_WIDTH = 30
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``sweep`` on the CLI's subparsers (``explorer.cli.parser``)."""
+    sweep = subparsers.add_parser(
+        "sweep", help="simulate a grid of scenarios and write one CSV row per scenario",
+        description=f"Sweep one or two parameters over a scenario (at most "
+                    f"{MAX_SCENARIOS:,} scenarios).")
+    sweep.add_argument("scenario", help="base scenario .toml or .json")
+    sweep.add_argument("--param", action="append", required=True, metavar="NAME=VALUES",
+                       help=f"{SYNTAX}; NAME is a kernel parameter (params. optional) or "
+                            f"chip.FIELD; STOP is included; at most {MAX_AXES} times")
+    sweep.add_argument("-o", "--output", metavar="OUT.csv", default="-",
+                       help="CSV file to write (default: standard output)")
+    sweep.add_argument("--workers", type=int, default=2, help="local worker processes")
+    sweep.add_argument("--dask", metavar="ADDRESS",
+                       help="run on this Dask scheduler (e.g. tcp://127.0.0.1:8786) instead")
+    sweep.set_defaults(func=cmd_sweep)
+    return sweep
+
+
+class ProgressLine:
+    """``[#####.....] 12/40 scenarios`` rewritten in place on a terminal, silent elsewhere."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        filled = BAR_WIDTH * done // max(1, total)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] "
+                          f"{done}/{total} scenarios")
+        self.stream.flush()
+
+    def end(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+
+
+def _summary(result: SweepResult) -> str:
+    text = (f"{len(result.table)} of {result.total} scenarios: {result.refused} refused, "
+            f"{result.failed} failed the numerical check")
+    return text + (" (stopped early)" if result.cancelled else "")
+
+
+def _write(result: SweepResult, output: str) -> None:
+    if output == "-":
+        sys.stdout.write(result.to_csv())
+    else:
+        Path(output).write_text(result.to_csv(), encoding="utf-8")
+
+
+@contextmanager
+def _ctrl_c_stops(stopped: list[bool]):
+    """While the sweep runs, a first Ctrl-C asks it to stop (what finished is written), a
+    second one interrupts as usual. Only the main thread may handle signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if stopped:
+            raise KeyboardInterrupt
+        stopped.append(True)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _execute(sweep: Sweep, args: argparse.Namespace) -> SweepResult:
+    """Run on the chosen executor with a progress line; Ctrl-C keeps what finished."""
+    executor = DaskExecutor(args.dask) if args.dask else LocalExecutor(args.workers)
+    stopped: list[bool] = []
+    bar = ProgressLine()
+    try:
+        with _ctrl_c_stops(stopped):
+            return run_sweep(sweep, executor, bar, lambda: bool(stopped))
+    finally:
+        bar.end()
+        executor.close()
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """The ``sweep`` subcommand; InputErrors become exit code 2 with the message."""
+    from .cli import EXIT_INPUT, EXIT_OK, _read_scenario  # cli.py imports this module
+    try:
+        sweep = Sweep.parse(_read_scenario(args.scenario), args.param)
+        result = _execute(sweep, args)
+        _write(result, args.output)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    print(_summary(result), file=sys.stderr)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m explorer.cli_sweep SCENARIO --param ...``: the subcommand on its own."""
+    ap = argparse.ArgumentParser(prog="python -m explorer.cli_sweep")
+    add_parser(ap.add_subparsers(dest="command", required=True))
+    args = ap.parse_args(["sweep", *(sys.argv[1:] if argv is None else argv)])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

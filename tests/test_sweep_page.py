@@ -1,0 +1,118 @@
+"""The "Sweep" page under ``streamlit.testing.v1.AppTest``: it renders with the kernel's
+defaults, a tiny sweep runs in the background and draws its chart, table and CSV, a
+second parameter gives a heat map with refused cells, Cancel stops a long sweep and
+keeps what finished, a bad range or an unreachable Dask scheduler is a translated
+message (never an exception), a link reopens the grid, and Chinese works.
+"""
+from __future__ import annotations
+
+import time
+
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest_helpers import open_page, run, texts
+
+PAGE = "explorer/ui/pages/sweep.py"
+WAIT_S = 60
+
+
+def sweep_page(query: dict | None = None) -> AppTest:
+    return open_page(PAGE, query, timeout=120)
+
+
+def values_input(at: AppTest, which: str = "x"):
+    return at.text_input(key=f"w.sw.{which}v")
+
+
+def running(at: AppTest) -> bool:
+    return any(b.key == "sw_cancel" for b in at.button)
+
+
+def finish(at: AppTest) -> AppTest:
+    """Rerun (as the page's progress fragment does) until the background sweep ends."""
+    deadline = time.monotonic() + WAIT_S
+    while running(at):
+        assert time.monotonic() < deadline, "the sweep did not finish"
+        time.sleep(0.2)
+        run(at)
+    return at
+
+
+def click_run(at: AppTest) -> AppTest:
+    at.button(key="sw_run").click()
+    return finish(run(at))
+
+
+def test_tiny_sweep_draws_its_chart_table_and_csv():
+    at = sweep_page({"xv": "65536:262144:*4"})
+    assert at.title[0].value == "Sweep" and not at.error
+    assert "Base scenario: the kernel's defaults on the Ascend 910B2" in texts(at.caption)
+    assert "2 scenarios (at most 2,000)." in texts(at.caption)
+    assert not at.get("plotly_chart")
+    click_run(at)
+    assert not at.error and len(at.get("plotly_chart")) == 1
+    table = at.dataframe[0].value
+    assert list(table["n"]) == [65536, 262144] and (table["error"] == "").all()
+    assert "2 scenarios: 0 refused, 0 failed the numerical check." in texts(at.caption)
+    assert at.get("download_button")
+    assert at.query_params["x"] == "n" and at.query_params["xv"] == "65536:262144:*4"
+
+
+def test_two_parameters_heat_map_with_refused_cells_and_a_cached_rerun():
+    at = sweep_page({"x": "tile", "xv": "1024:4096:*2", "y": "chip.ub_KiB", "yv": "16,192",
+                     "chart": "heatmap", "metric": "mte2_ratio"})
+    assert "6 scenarios" in texts(at.caption)
+    click_run(at)
+    assert "6 scenarios: 2 refused" in texts(at.caption)
+    chart = at.get("plotly_chart")[0].proto.spec
+    assert '"type":"heatmap"' in chart.replace(" ", "") and "at most 1344 elements" in chart
+    started = time.monotonic()
+    click_run(at)  # the same grid: every point comes from the cache
+    assert time.monotonic() - started < 5 and len(at.dataframe[0].value) == 6
+
+
+def test_cancel_stops_a_long_sweep_and_keeps_the_finished_part():
+    at = sweep_page({"xv": "4096:819200:4096"})
+    at.button(key="sw_run").click()
+    run(at)
+    assert running(at)
+    at.button(key="sw_cancel").click()
+    finish(run(at))
+    assert "Stopped:" in texts(at.warning)
+    assert len(at.dataframe[0].value) < 200
+    assert not at.error
+
+
+def test_bad_ranges_and_an_unreachable_scheduler_are_messages():
+    at = sweep_page({"xv": "0:10:1"})
+    assert "n (elements) (params.n) = 0 is not allowed" in texts(at.error)
+    assert at.button(key="sw_run").disabled
+    values_input(at).set_value("1:3000:1")
+    run(at)
+    assert "at most 2,000 values" in texts(at.error)
+    values_input(at).set_value("4096,8192")
+    at.radio(key="w.sw.executor").set_value("dask")
+    run(at)
+    at.text_input(key="w.sw.address").set_value("nonsense")
+    at.button(key="sw_run").click()
+    run(at)
+    assert "dask = 'nonsense' is not allowed" in texts(at.error)
+    assert not running(at) and not at.exception
+
+
+def test_link_kernel_and_chinese():
+    at = sweep_page({"lang": "zh", "kernel": "gemm", "x": "bogus", "metric": "nope"})
+    assert at.title[0].value == "参数扫描"
+    assert "metric = 'nope' 不合法" in texts(at.error)
+    assert at.selectbox(key="w.sw.kernel").value == "gemm"
+    assert at.selectbox(key="w.sw.x").value == "M"  # an unknown knob falls back
+    assert "允许范围：1 到 65,536" in texts(at.caption)
+
+
+def test_the_base_scenario_comes_from_the_kernel_page():
+    at = open_page("explorer/ui/pages/vector_add.py", {"n": "65536", "tile": "2048"})
+    run(at.switch_page(PAGE))
+    assert "the current settings of the Vector add playground page" in texts(at.caption)
+    base = at.code[0].value
+    assert "n = 65536" in base and "tile = 2048" in base
+    assert "now 65,536" in texts(at.caption)
