@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from . import cli
 from .core import simulate
 from .core.compare import Comparison, compare, say, sentences
 from .core.i18n import t
+from .plots.other_reports import compare_report
 
 LANG = "en"
 
@@ -59,6 +61,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     a, b = cli._read_scenario(args.a), cli._read_scenario(args.b)
     comparison = compare(simulate(a), simulate(b))
     print(as_json(comparison) if args.json else "\n".join(text_lines(comparison)))
+    if args.report:
+        Path(args.report).write_text(compare_report(comparison, LANG), encoding="utf-8")
     return cli.EXIT_OK
 
 
@@ -68,5 +72,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     for side in ("a", "b"):
         sub.add_argument(side, metavar=side.upper(), help=t(f"cli.compare.{side}_help", LANG))
     sub.add_argument("--json", action="store_true", help=t("cli.compare.json_help", LANG))
+    sub.add_argument("--report", metavar="OUT.html",
+                     help="also write the comparison as one offline HTML report")
     sub.set_defaults(func=cmd_compare)
     return sub

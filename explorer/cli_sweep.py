@@ -21,6 +21,7 @@ from hardware_presets.errors import InputError
 
 from .core.sweep import MAX_AXES, MAX_SCENARIOS, SYNTAX, Sweep, SweepResult, run_sweep
 from .core.sweep_exec import DaskExecutor, LocalExecutor
+from .plots.other_reports import sweep_report
 
 BAR_WIDTH = 30
 
@@ -38,6 +39,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     sweep.add_argument("-o", "--output", metavar="OUT.csv", default="-",
                        help="CSV file to write (default: standard output)")
     sweep.add_argument("--workers", type=int, default=2, help="local worker processes")
+    sweep.add_argument("--report", metavar="OUT.html",
+                       help="also write the sweep as one offline HTML report")
+    sweep.add_argument("--metric", default="makespan_us",
+                       help="the metric the report charts (default makespan_us)")
     sweep.add_argument("--dask", metavar="ADDRESS",
                        help="run on this Dask scheduler (e.g. tcp://127.0.0.1:8786) instead")
     sweep.set_defaults(func=cmd_sweep)
@@ -117,6 +122,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sweep = Sweep.parse(_read_scenario(args.scenario), args.param)
         result = _execute(sweep, args)
         _write(result, args.output)
+        if args.report:
+            Path(args.report).write_text(sweep_report(
+                sweep.to_toml(), result, args.metric, kind="heatmap" if len(result.names) == 2
+                else "line"), encoding="utf-8")
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT

@@ -282,3 +282,20 @@ def test_upload_on_the_page_loads_the_scenario_or_says_why_not(results):
     run(at)
     assert "vector_add scenario on this page" in texts(at.error)
     assert at.query_params["n"] == "16384"  # nothing changed
+
+
+def test_compare_and_sweep_reports_embed_their_inputs(tmp_path):
+    from explorer import cli
+    from explorer.core import gallery
+    from explorer.plots.report import embedded_text
+    a, b = (str(gallery.entry(i).path) for i in ("double_buffer_a", "double_buffer_b"))
+    out = tmp_path / "cmp.html"
+    assert cli.main(["compare", a, b, "--report", str(out)]) == 0
+    page = out.read_text()
+    assert page.count("plotly-graph-div") >= 3
+    assert Scenario.from_toml(embedded_text(page, "scenario_b.toml")) == gallery.load("double_buffer_b")
+    out = tmp_path / "sweep.html"
+    assert cli.main(["sweep", a, "--param", "buffer_num=1,2", "-o", str(tmp_path / "s.csv"),
+                     "--report", str(out), "--workers", "1"]) == 0
+    page = out.read_text()
+    assert "results.csv" in page and page.count("plotly-graph-div") == 1

@@ -16,6 +16,7 @@ import streamlit as st
 from explorer.core import Scenario
 from explorer.core import compare as cmp
 from explorer.plots import compare as plots
+from explorer.plots.other_reports import compare_report
 from explorer.ui import run_view, state
 
 COLUMNS = ("metric", "a", "b", "delta", "ratio", "unit", "definition")
@@ -123,7 +124,12 @@ def table_csv(c: cmp.Comparison) -> str:
 def show_downloads(c: cmp.Comparison) -> None:
     st.subheader(state.tr("ui.compare.downloads"))
     common = {"on_click": "ignore", "width": "stretch"}
-    left, middle, right = st.columns(3)
+    report_col, left, middle, right = st.columns(4)
+    lang = state.language()
+    report_col.download_button(state.tr("report.ui.download_html"),
+                               lambda: compare_report(c, lang), file_name="comparison.html",
+                               mime="text/html", key="cmp_dl_report",
+                               icon=":material/summarize:", **common)
     left.download_button(state.tr("ui.compare.download_csv"), table_csv(c),
                          file_name="comparison.csv", mime="text/csv", key="cmp_dl_csv",
                          icon=":material/table:", **common)

@@ -20,6 +20,7 @@ import streamlit as st
 
 from explorer.core.sweep import BackgroundSweep, Sweep, SweepResult
 from explorer.core.sweep_exec import DaskExecutor, LocalExecutor
+from explorer.plots.other_reports import sweep_report
 from explorer.plots.sweep import sweep_figure
 from explorer.ui import errors, state
 from explorer.ui.sweep_controls import knob_label
@@ -142,5 +143,10 @@ def show_results(c: dict, current: Sweep | None) -> None:
     st.plotly_chart(fig, config=state.CHART_CONFIG, key="sw_chart")
     st.subheader(state.tr("ui.sweep.table"))
     st.dataframe(outcome.table, hide_index=True)
-    st.download_button(state.tr("ui.sweep.download"), outcome.to_csv(), "sweep.csv",
-                       "text/csv", icon=":material/download:", key="sw_csv")
+    left, right = st.columns(2)
+    left.download_button(state.tr("ui.sweep.download"), outcome.to_csv(), "sweep.csv",
+                         "text/csv", icon=":material/download:", key="sw_csv")
+    lang, metric, kind = state.language(), c["metric"], c["chart"]
+    right.download_button(state.tr("report.ui.download_html"), lambda: sweep_report(
+        grid, outcome, metric, lang, kind=kind, labels=labels), "sweep.html", "text/html",
+        icon=":material/summarize:", key="sw_report", on_click="ignore")
