@@ -15,6 +15,7 @@ import re
 import streamlit as st
 
 from explorer.core.i18n import has
+from explorer.ui.page_params import PageParams
 from explorer.ui import errors, state, widgets
 from explorer.ui.decode_controls import labels
 from hardware_presets import Chip
@@ -53,13 +54,8 @@ EXAMPLES = {
 _NAME = re.compile(r"[a-z_]+")
 
 
-def key(name: str) -> str:
-    return PREFIX + name
-
-
-def value(name: str) -> object:
-    """A parameter's session value, else the page's default (else the spec's)."""
-    return st.session_state.get(key(name), UI_DEFAULTS.get(name, SPECS[name].default))
+PAGE = PageParams(PREFIX, SPECS, UI_DEFAULTS, EXAMPLES)
+key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
 
 
 def label_prefix(name: str) -> str:
@@ -67,11 +63,6 @@ def label_prefix(name: str) -> str:
 
 
 # ---- URL, examples, errors ---------------------------------------------------------------
-def take_url() -> list[InputError]:
-    """Copy this page's URL parameters into session state; returns the refused ones."""
-    return widgets.take_url_into(SPECS, key)
-
-
 def url_params(p: dict) -> dict:
     """The parameters that describe the workload and schedule (unused ones left out)."""
     skip = {"model", "impl"} if p["source"] == "synthetic" else {"kv_heads", "split"}
@@ -79,15 +70,8 @@ def url_params(p: dict) -> dict:
     return {k: v for k, v in p.items() if k not in skip}
 
 
-def apply_example(name: str) -> None:
-    for spec_name in SPECS:
-        st.session_state.pop(key(spec_name), None)
-    for param, val in EXAMPLES[name].items():
-        st.session_state[key(param)] = val
-
-
 def examples() -> None:
-    widgets.example_buttons(tuple(EXAMPLES), "ui.balance.example", "lb_example", apply_example)
+    PAGE.example_row("ui.balance.example", "lb_example")
 
 
 def show_error(exc: InputError) -> None:

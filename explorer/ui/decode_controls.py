@@ -20,6 +20,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from explorer.core.i18n import has, t
+from explorer.ui.page_params import PageParams
 from explorer.ui import errors, state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -46,24 +47,15 @@ EXAMPLES = {
 }
 
 
-def key(name: str) -> str:
-    return PREFIX + name
+PAGE = PageParams(PREFIX, SPECS, UI_DEFAULTS, EXAMPLES)
+key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
 
 
 def default(name: str) -> object:
     return UI_DEFAULTS.get(name, SPECS[name].default)
 
 
-def value(name: str) -> object:
-    return st.session_state.get(key(name), default(name))
-
-
 # ---- URL and examples --------------------------------------------------------------------
-
-
-def take_url() -> list[InputError]:
-    """Copy this page's URL parameters into session state; returns the refused ones."""
-    return widgets.take_url_into(SPECS, key)
 
 
 def url_params(p: dict) -> dict:
@@ -82,17 +74,9 @@ def url_params(p: dict) -> dict:
     return {k: v for k, v in p.items() if k not in skip}
 
 
-def apply_example(name: str) -> None:
-    """Reset every parameter to the page default, then apply the example's values."""
-    for spec in dp.PARAMS:
-        st.session_state.pop(key(spec.name), None)
-    for param, val in EXAMPLES[name].items():
-        st.session_state[key(param)] = val
-
-
 def examples() -> None:
     """A row of buttons, each one a ready scenario."""
-    widgets.example_buttons(tuple(EXAMPLES), "ui.decode.example", "dc_example", apply_example)
+    PAGE.example_row("ui.decode.example", "dc_example")
 
 
 # ---- errors with this page's labels ------------------------------------------------------

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from explorer.core.i18n import t
+from explorer.ui.page_params import PageParams
 from explorer.ui import state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -40,21 +41,11 @@ EXAMPLES = {
 }
 
 
-def key(name: str) -> str:
-    return PREFIX + name
+PAGE = PageParams(PREFIX, SPECS)
+key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
 
 
-def value(name: str) -> object:
-    return st.session_state.get(key(name), SPECS[name].default)
-
-
-# ---- URL and examples --------------------------------------------------------------------
-
-
-def take_url() -> list[InputError]:
-    """Copy this page's URL parameters into session state; returns the refused ones."""
-    return widgets.take_url_into(SPECS, key)
-
+# ---- examples ----------------------------------------------------------------------------
 
 def apply_example(name: str) -> None:
     """Reset every parameter to its default (chip-dependent ones follow the chip), then

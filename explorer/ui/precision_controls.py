@@ -16,9 +16,9 @@ import streamlit as st
 
 from explorer.core import precision_study as ps
 from explorer.core.i18n import t
+from explorer.ui.page_params import PageParams
 from explorer.ui import state, widgets
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
 from kernels.accumulate import STRATEGIES
 from kernels.params import ParamSpec
 from kernels.precision import chip_formats
@@ -46,18 +46,8 @@ SPECS = {spec.name: spec for spec in PARAMS}
 LABEL_PREFIX = "ui.precision.param"
 
 
-def key(name: str) -> str:
-    return PREFIX + name
-
-
-def value(name: str) -> object:
-    return st.session_state.get(key(name), SPECS[name].default)
-
-
-# ---- URL ---------------------------------------------------------------------------------
-def take_url() -> list[InputError]:
-    """Copy this page's URL parameters into session state; returns the refused ones."""
-    return widgets.take_url_into(SPECS, key)
+PAGE = PageParams(PREFIX, SPECS)
+key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
 
 
 # ---- labels ------------------------------------------------------------------------------

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 
 import streamlit as st
 
@@ -23,6 +21,7 @@ from explorer.core.i18n import has
 from explorer.plots.sparse import policy_name
 from explorer.ui import errors, state, widgets
 from explorer.ui.decode_controls import labels
+from explorer.ui.page_params import PageParams
 from hardware_presets.errors import InputError
 from kernels import decode_params as dp, decode_workload as wl, sparse_data as sd
 from kernels.models import load_model
@@ -71,40 +70,6 @@ EXAMPLES = {
     "streaming": {"sparse": "streaming", "heavy_hitters": 32, "heavy_strength": 5.0},
 }
 _NAME = re.compile(r"[a-z_]+")
-
-
-@dataclass(frozen=True)
-class PageParams:
-    """A page's parameters in session state under ``prefix``: their values (session, else
-    the page's default, else the spec's), the URL taken into them, and example scenarios
-    that reset every parameter before applying their own values. (The balance and decode
-    pages spell the same pattern out as module functions.)"""
-
-    prefix: str
-    specs: Mapping[str, ParamSpec]
-    defaults: Mapping[str, object]
-    examples: Mapping[str, Mapping[str, object]]
-
-    def key(self, name: str) -> str:
-        return self.prefix + name
-
-    def value(self, name: str) -> object:
-        return st.session_state.get(self.key(name),
-                                    self.defaults.get(name, self.specs[name].default))
-
-    def take_url(self) -> list[InputError]:
-        """Copy the page's URL parameters into session state; returns the refused ones."""
-        return widgets.take_url_into(self.specs, self.key)
-
-    def apply_example(self, name: str) -> None:
-        for spec_name in self.specs:
-            st.session_state.pop(self.key(spec_name), None)
-        st.session_state.update({self.key(k): v for k, v in self.examples[name].items()})
-
-    def example_row(self, msg_prefix: str, key_prefix: str) -> None:
-        """A row of buttons, each one a ready scenario."""
-        widgets.example_buttons(tuple(self.examples), msg_prefix, key_prefix,
-                                self.apply_example)
 
 
 PAGE = PageParams("sa.", SPECS, UI_DEFAULTS, EXAMPLES)  # session keys sa.sparse, sa.batch...
