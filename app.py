@@ -27,4 +27,6 @@ st.navigation([
             icon=":material/filter_alt:"),
     st.Page("explorer/ui/pages/compare.py", title=state.tr("nav.compare"), url_path="compare",
             icon=":material/compare:"),
+    st.Page("explorer/ui/pages/lab.py", title=state.tr("nav.lab"), url_path="lab",
+            icon=":material/build:"),
 ]).run()
