@@ -29,4 +29,6 @@ st.navigation([
             icon=":material/compare:"),
     st.Page("explorer/ui/pages/lab.py", title=state.tr("nav.lab"), url_path="lab",
             icon=":material/build:"),
+    st.Page("explorer/ui/pages/multicard.py", title=state.tr("nav.multicard"),
+            url_path="multicard", icon=":material/hub:"),
 ]).run()
