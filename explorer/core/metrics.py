@@ -42,7 +42,7 @@ def _pipe_ratios(per_core: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _compute_bound_ns(per_core: pd.DataFrame) -> float:
+def compute_bound_ns(per_core: pd.DataFrame) -> float:
     """Busiest compute pipe's total work spread perfectly over the cores that ran it
     (transfer pipes are excluded: their busy time includes waiting for bandwidth)."""
     best = 0.0
@@ -74,7 +74,7 @@ def compute_metrics(timeline: pd.DataFrame, per_core: pd.DataFrame, chip: Chip,
     active = per_core["active_ns"].to_numpy() if len(per_core) else np.zeros(1)
     span = (per_core["last_end_ns"] - per_core["first_start_ns"]).sum() if len(per_core) else 0
     memory_ns = hbm / chip.hbm_bytes_per_ns + l2 / chip.l2_bytes_per_ns
-    compute_ns = _compute_bound_ns(per_core) if len(per_core) else 0.0
+    compute_ns = compute_bound_ns(per_core) if len(per_core) else 0.0
     balance = float(active.mean() / active.max()) if active.max() > 0 else 1.0
     bound_ns = max(memory_ns, compute_ns)
     per_ns = 1.0 / makespan if makespan > 0 else 0.0

@@ -44,7 +44,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.offline
 
-from explorer.core import Scenario
+from explorer.core import Scenario, advisor
 from explorer.core.i18n import t
 from explorer.core.metrics import METRICS
 from explorer.core.trace import chrome_trace
@@ -243,7 +243,9 @@ def report_title(result, lang: str = "en") -> str:
 
 def html_report(result, lang: str = "en", explanation: str = "") -> str:
     """The run as one HTML file that works offline, its scenario embedded for re-import."""
-    return html_document(report_title(result, lang), result_sections(result, lang, explanation),
+    sections = result_sections(result, lang, explanation)
+    sections.append((t("advisor.title", lang), advisor.report_content(result, lang)))
+    return html_document(report_title(result, lang), sections,
                          {SCENARIO_FILE: result.scenario.to_toml()}, lang=lang,
                          intro=t("report.intro", lang))
 

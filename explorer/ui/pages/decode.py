@@ -17,6 +17,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.core import Scenario
+from explorer.ui import advisor_view
 from explorer.ui import decode_controls, decode_explain, decode_view, run_view, state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -68,6 +69,7 @@ def _results(scenario: Scenario) -> None:
     with right:
         st.subheader(state.tr("ui.va.downloads"))
         run_view.show_downloads(scenario)
+    advisor_view.show_advisor(state.simulate(scenario))
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.core import Scenario
+from explorer.ui import advisor_view
 from explorer.ui import errors, gemm_controls, gemm_explain, gemm_view, run_view, state, widgets
 from hardware_presets.errors import InputError
 
@@ -47,6 +48,7 @@ def _results(scenario: Scenario) -> None:
         gemm_view.show_numerics(result)
         st.subheader(state.tr("ui.va.downloads"))
         run_view.show_downloads(scenario)
+    advisor_view.show_advisor(result)
 
 
 def main() -> None:

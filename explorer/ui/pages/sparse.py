@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import state, widgets
+from explorer.ui import advisor_view, state, widgets
 from explorer.ui import sparse_controls as controls, sparse_explain as explain
 from explorer.ui import sparse_view as view
 from hardware_presets import Chip
@@ -75,6 +75,7 @@ def _cost(chip: Chip, p: dict) -> None:
     st.subheader(state.tr("ui.sparse.compress_title"))
     view.show_compression(scenario, s)
     view.show_check(scenario, s)
+    advisor_view.show_advisor(state.simulate(scenario))
 
 
 def main() -> None:

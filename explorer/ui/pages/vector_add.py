@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.core import Scenario
-from explorer.ui import errors, playground, run_view, state, widgets
+from explorer.ui import advisor_view, errors, playground, run_view, state, widgets
 from hardware_presets.errors import InputError
 
 
@@ -55,6 +55,7 @@ def _results(scenario: Scenario, result) -> None:
         run_view.show_numerics(result)
         st.subheader(state.tr("ui.va.downloads"))
         run_view.show_downloads(scenario)
+    advisor_view.show_advisor(result)
 
 
 def main() -> None:

@@ -1,0 +1,385 @@
+"""The performance advisor: the seed blog's tuning checklist (section 8.2) evaluated on a
+run, the bound it is under, and concrete what-ifs that the kernel accepts.
+
+``advise(result, thresholds) -> Advice`` is pure: it reads the run's metrics, per-core
+table and timeline, never simulates. Each tip carries the validated what-if scenario,
+the metric it promises to move and in which direction, so the UI (or a test) can run
+it and show old against new.
+
+The blog's "UB hit rate > 80%" is replaced: UB is a software-managed scratchpad, every
+byte in it was put there by a ``DataCopy``, so it has no hit rate. The nearest measurable
+things are the L2 hit rate (a real cache, between HBM and the cores) and how full the
+kernel's UB (or L1) plan is. The bound follows the blog's rule (compute share > 0.7,
+memory > 0.6, stall > 0.3) on per-pipe busy times, with two structural causes first:
+a GEMM tail wave and per-core imbalance.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from hardware_presets.errors import InputError
+from kernels import decode_params as dp
+from kernels import gemm_params, vector_add
+from kernels.gemm import plan as gemm_plan
+
+from .i18n import t
+from .metrics import compute_bound_ns
+from .scenario import Scenario
+
+#: checklist item -> (default threshold, "min" when the value must reach it, "max" when
+#: it must stay below it)
+CHECKS: dict[str, tuple[float, str]] = {
+    "compute_utilization": (0.75, "min"), "overlap": (0.85, "min"),
+    "load_balance": (0.90, "min"), "communication": (0.10, "max"),
+    "l2_hit_rate": (0.80, "min"), "buffer_occupancy": (0.25, "min"),
+}
+DEFAULT_THRESHOLDS: dict[str, float] = {k: v for k, (v, _) in CHECKS.items()}
+#: the blog's PerformanceMonitor rule
+COMPUTE_SHARE, MEMORY_SHARE, STALL_SHARE = 0.7, 0.6, 0.3
+IMBALANCE_FLOOR = 0.8  # mean/max below this: cores wait for the slowest one
+BANDWIDTH_FLOOR = 0.5  # MTE2 busy with HBM below half its bandwidth: DataCopy latency
+#: time a core spends exchanging data with other cores: barriers and GM hand-offs
+#: (decode cube+vector S/P/O, split-K workspace partials)
+COMM_OPS = re.compile(r"^(SyncAll|Fixpipe [SO] -> GM|CopyIn [SO]$|CopyOut P -> GM|"
+                      r"Load P -> L1|Fixpipe -> workspace|CopyIn partial)")
+BOUNDS = ("compute", "memory", "latency", "sync", "imbalance", "tail")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One checklist item: its value, threshold and verdict (None: not applicable)."""
+
+    key: str
+    value: float | None
+    threshold: float
+    passed: bool | None
+    detail: dict = field(default_factory=dict)  # values for the item's explanation
+
+
+@dataclass(frozen=True)
+class Tip:
+    """One what-if: a message, the parameter changes, the metric it should move."""
+
+    msg_id: str
+    values: dict
+    changes: dict
+    metric: str
+    direction: str  # "up" or "down"
+    gain: float | None  # rough expected makespan ratio (old / new), when computable
+    scenario: Scenario
+
+
+@dataclass(frozen=True)
+class Advice:
+    checks: tuple[Check, ...]
+    bound: str
+    bound_values: dict
+    tips: tuple[Tip, ...]
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+# ---- measures ----------------------------------------------------------------------------
+def communication_share(result) -> float:
+    """Core time in SyncAll spans and cross-core GM hand-offs / total core active span."""
+    tl, pc = result.timeline, result.per_core
+    span = float((pc["last_end_ns"] - pc["first_start_ns"]).sum()) if len(pc) else 0.0
+    if span <= 0 or not len(tl):
+        return 0.0
+    mask = tl["op"].astype(str).str.match(COMM_OPS)
+    return min(1.0, float((tl.loc[mask, "end_ns"] - tl.loc[mask, "start_ns"]).sum()) / span)
+
+
+def critical_balance(result) -> float:
+    """mean/max active time among the cores of the kind that ends last (AIC or AIV): the
+    balance that sets the makespan, not diluted by the other kind's shorter work."""
+    pc = result.per_core
+    if not len(pc) or pc["active_ns"].max() <= 0:
+        return 1.0
+    kind = pc.loc[pc["active_ns"].idxmax(), "core_kind"]
+    active = pc.loc[pc["core_kind"] == kind, "active_ns"]
+    return float(active.mean() / active.max())
+
+
+def buffer_occupancy(result) -> tuple[str, float] | None:
+    """(buffer, used / capacity) of the kernel's own buffer plan, where it is known."""
+    p, chip, kernel = result.params, result.chip, result.scenario.kernel
+    if kernel == "vector_add":
+        return "UB", vector_add.ub_bytes_needed(chip, p) / chip.ub_bytes
+    if kernel == "gemm":
+        use = gemm_params.buffer_use(chip, p)
+        name = max(use, key=lambda b: use[b][0] / use[b][1])
+        return name, use[name][0] / use[name][1]
+    if kernel == "decode":
+        model = dp.model_of(p)
+        if p["impl"] == "cube_vector":
+            used = sum(dp.cube_buffers(p, model, p["tile_tokens"])["UB"].values())
+        else:
+            used = sum(dp.vector_ub_bytes(p, model, p["tile_tokens"],
+                                          p["heads_per_pass"]).values())
+        return "UB", used / chip.ub_bytes
+    return None
+
+
+def gemm_waves(params: dict) -> tuple[int, int, int]:
+    """(tasks, waves, block_dim) of a GEMM's task grid."""
+    grid = gemm_plan(params).grid
+    return len(grid.x), grid.waves, grid.block_dim
+
+
+def _shares(result) -> dict[str, float]:
+    m, chip = result.metrics, result.chip
+    makespan = result.makespan_ns
+    memory_ns = m["hbm_bytes"] / chip.hbm_bytes_per_ns + m["l2_bytes"] / chip.l2_bytes_per_ns
+    return {"compute": max(m["aic_cube_ratio"], m["aiv_vec_ratio"]),
+            "memory": memory_ns / makespan if makespan > 0 else 0.0,
+            "mte2": m["mte2_ratio"], "stall": m["stall_ratio"],
+            "balance": critical_balance(result), "comm": communication_share(result)}
+
+
+# ---- the checklist -----------------------------------------------------------------------
+def _verdict(key: str, value: float | None, thresholds: dict) -> bool | None:
+    if value is None:
+        return None
+    limit, sense = thresholds[key], CHECKS[key][1]
+    return value >= limit if sense == "min" else value <= limit
+
+
+def checklist(result, thresholds: dict) -> tuple[Check, ...]:
+    m, sh = result.metrics, _shares(result)
+    cube = m["aic_cube_ratio"] > 0
+    occ = buffer_occupancy(result)
+    reuse = result.scenario.kernel == "gemm" or m["l2_hit_rate"] > 0
+    values = {
+        "compute_utilization": (m["aic_cube_ratio"] if cube else m["aiv_vec_ratio"],
+                                {"pipe": "CUBE" if cube else "VECTOR"}),
+        "overlap": (m["overlap_ratio"], {}),
+        "load_balance": (sh["balance"], {}),
+        "communication": (sh["comm"], {}),
+        "l2_hit_rate": (m["l2_hit_rate"] if reuse else None, {}),
+        "buffer_occupancy": (occ[1] if occ else None, {"buffer": occ[0] if occ else "UB"}),
+    }
+    return tuple(Check(k, v, thresholds[k], _verdict(k, v, thresholds), d)
+                 for k, (v, d) in values.items())
+
+
+# ---- the bound ---------------------------------------------------------------------------
+def _is_tail(result, balance: float) -> bool:
+    if result.scenario.kernel != "gemm":
+        return False
+    tasks, waves, cores = gemm_waves(result.params)
+    return waves > 1 and tasks % cores != 0 and balance < DEFAULT_THRESHOLDS["load_balance"]
+
+
+def classify(result) -> tuple[str, dict]:
+    """The bound and the shares that decided it (first match wins, structural first)."""
+    sh = _shares(result)
+    if _is_tail(result, sh["balance"]):
+        kind = "tail"
+    elif sh["compute"] > COMPUTE_SHARE:
+        kind = "compute"
+    elif sh["memory"] > MEMORY_SHARE:
+        kind = "memory"
+    elif sh["balance"] < IMBALANCE_FLOOR:
+        kind = "imbalance"
+    elif sh["stall"] > STALL_SHARE or sh["comm"] > DEFAULT_THRESHOLDS["communication"]:
+        kind = "sync"
+    else:
+        kind = "latency"
+    compute_ns = compute_bound_ns(result.per_core) if len(result.per_core) else 0.0
+    gain = result.makespan_ns / compute_ns if compute_ns > 0 else None
+    return kind, {**{k: pct(v) for k, v in sh.items()},
+                  "gain": f"{gain:.1f}" if gain else "-"}
+
+
+# ---- the rules ---------------------------------------------------------------------------
+def _overlap_gain(result) -> float | None:
+    """makespan / the busiest single pipe of any core: the time with perfect overlap."""
+    pc = result.per_core
+    busy = pc[[c for c in pc.columns if c.startswith("busy_ns_")]].to_numpy().max()
+    return result.makespan_ns / busy if busy > 0 else None
+
+
+def _tip(msg, changes, metric, direction, gain=None, **values) -> tuple:
+    return msg, values, changes, metric, direction, gain
+
+
+def _rule_buffers(result, ctx) -> list[tuple]:
+    p, overlap = result.params, ctx["overlap"]
+    gain = _overlap_gain(result)
+    if result.scenario.kernel in ("vector_add", "decode") and p.get("buffer_num") == 1:
+        return [_tip("advisor.tip.buffer_num", {"buffer_num": 2}, "overlap_ratio", "up",
+                     gain, overlap=pct(overlap))]
+    if result.scenario.kernel == "gemm" and not (p["db_l1"] and p["db_l0"]):
+        return [_tip("advisor.tip.double_buffer", {"db_l1": True, "db_l0": True},
+                     "overlap_ratio", "up", gain, overlap=pct(overlap))]
+    return []
+
+
+def _rule_cores(result, ctx) -> list[tuple]:
+    """More cores when the kernel leaves most of them idle (vector_add, gemm)."""
+    kernel, p, chip = result.scenario.kernel, result.params, result.chip
+    cores = {"vector_add": len(chip.vector_core_ids()),
+             "gemm": len(chip.cube_core_ids())}.get(kernel)
+    if cores is None or p["block_dim"] * 2 > cores:
+        return []
+    if kernel == "gemm" and gemm_waves(p)[0] <= p["block_dim"]:
+        return []  # too few tasks: more cores would idle (see split-K)
+    return [_tip("advisor.tip.block_dim", {"block_dim": cores}, "makespan_us", "down",
+                 None, used=p["block_dim"], cores=cores)]
+
+
+def _rule_split_k(result, ctx) -> list[tuple]:
+    p = result.params
+    if result.scenario.kernel != "gemm":
+        return []
+    tasks, _, cores = gemm_waves(p)
+    if tasks * 2 > cores:
+        return []
+    z = min(64, max(2, cores // tasks * p["grid_z"]), -(-p["K"] // p["base_k"]))
+    return [_tip("advisor.tip.split_k", {"grid_z": z}, "makespan_us", "down",
+                 None, tasks=tasks, cores=cores, z=z)]
+
+
+def _rule_tail(result, ctx) -> list[tuple]:
+    """A tile of the same area (so the same traffic per flop) whose task count fills the
+    waves better: base_m doubled and base_n halved, or the other way round."""
+    if ctx["bound"] != "tail":
+        return []
+    p = result.params
+    tasks, waves, cores = gemm_waves(p)
+    best, best_eff = None, tasks / (waves * cores)
+    for up, down in (("base_m", "base_n"), ("base_n", "base_m")):
+        trial = {**p, up: p[up] * 2, down: p[down] // 2}
+        if trial[down] < 16 or trial[down] % 16 or _accepted(result, trial) is None:
+            continue
+        t, w, c = gemm_waves(trial)
+        if t / (w * c) > best_eff + 0.05:
+            best, best_eff = {up: trial[up], down: trial[down]}, t / (w * c)
+    if best is None:
+        return []
+    return [_tip("advisor.tip.tail", best, "makespan_us", "down", None, tasks=tasks,
+                 cores=cores, tail=tasks % cores, eff=pct(best_eff), change=", ".join(
+                     f"{k} = {v}" for k, v in best.items()))]
+
+
+def _rule_decode(result, ctx) -> list[tuple]:
+    p = result.params
+    if result.scenario.kernel != "decode":
+        return []
+    tips = []
+    uneven = p["distribution"] != "equal"  # equal lengths: every order is as good
+    if p["policy"] == "static" and uneven and \
+            ctx["balance"] < ctx["thresholds"]["load_balance"]:
+        tips.append(_tip("advisor.tip.lpt", {"policy": "lpt"}, "load_balance_mean_max",
+                         "up", 1 / ctx["balance"], balance=pct(ctx["balance"])))
+    if ctx["bound"] == "memory" and p["kv_dtype"] in ("fp16", "bf16") \
+            and p["phases"] != "append":
+        tips.append(_tip("advisor.tip.int8_kv", {"kv_dtype": "int8_token"}, "makespan_us",
+                         "down", None, memory=ctx["shares"]["memory"]))
+    return tips
+
+
+def _rule_tile(result, ctx) -> list[tuple]:
+    """Larger tiles when MTE2 is busy but HBM is not: many small DataCopies, each paying
+    its fixed latency (vector_add's tile, decode's tile_tokens)."""
+    m, p, kernel = result.metrics, result.params, result.scenario.kernel
+    if m["mte2_ratio"] < MEMORY_SHARE or m["hbm_utilization"] >= BANDWIDTH_FLOOR:
+        return []
+    key = {"vector_add": "tile", "decode": "tile_tokens"}.get(kernel)
+    if key is None:
+        return []
+    return [_tip("advisor.tip.tile", {key: p[key] * 2}, "makespan_us", "down", None,
+                 key=key, value=p[key], new=p[key] * 2, mte2=pct(m["mte2_ratio"]),
+                 hbm=pct(m["hbm_utilization"]))]
+
+
+def _rule_swizzle(result, ctx) -> list[tuple]:
+    p = result.params
+    if result.scenario.kernel != "gemm" or ctx["bound"] != "memory" \
+            or p["policy"] == "swizzle":
+        return []
+    return [_tip("advisor.tip.swizzle", {"policy": "swizzle"}, "l2_hit_rate", "up", None,
+                 hit=pct(result.metrics["l2_hit_rate"]))]
+
+
+RULES = (_rule_buffers, _rule_cores, _rule_split_k, _rule_tail, _rule_decode, _rule_tile,
+         _rule_swizzle)
+
+
+def _accepted(result, changes: dict) -> Scenario | None:
+    """The what-if scenario, or None when the kernel refuses it (or changes nothing)."""
+    try:
+        trial = result.scenario.replace(params=changes)
+    except InputError:
+        return None
+    return None if trial.params == result.scenario.params else trial
+
+
+def advise(result, thresholds: dict | None = None) -> Advice:
+    """The checklist, the bound and the accepted what-ifs of one run."""
+    thresholds = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
+    bound, values = classify(result)
+    shares = _shares(result)
+    ctx = {"bound": bound, "thresholds": thresholds, "balance": shares["balance"],
+           "overlap": result.metrics["overlap_ratio"],
+           "shares": {k: pct(v) for k, v in shares.items()}}
+    tips = []
+    for rule in RULES:
+        for msg, vals, changes, metric, direction, gain in rule(result, ctx):
+            scenario = _accepted(result, changes)
+            if scenario is not None:
+                gain = round(gain, 2) if gain and gain > 1.005 else None
+                tips.append(Tip(msg, vals, changes, metric, direction, gain, scenario))
+    return Advice(checklist(result, thresholds), bound, values, tuple(tips))
+
+
+def improved(tip: Tip, old: dict, new: dict) -> bool:
+    """Whether the what-if moved its promised metric the promised way."""
+    a, b = float(old[tip.metric]), float(new[tip.metric])
+    return b > a if tip.direction == "up" else b < a
+
+
+# ---- text --------------------------------------------------------------------------------
+def status_text(check: Check, lang: str = "en") -> str:
+    if check.passed is None:
+        return "➖ " + t("advisor.na", lang)
+    return "✅ " + t("advisor.pass", lang) if check.passed else "❌ " + t("advisor.fail", lang)
+
+
+def checklist_table(advice: Advice, lang: str = "en") -> pd.DataFrame:
+    """The checklist as a table: item, this run's value, threshold, status, meaning."""
+    rows = []
+    for c in advice.checks:
+        value = t("advisor.na_value", lang) if c.value is None else f"{100 * c.value:.1f}%"
+        rows.append({t("advisor.col.item", lang): t(f"advisor.check.{c.key}.label", lang,
+                                                      **c.detail),
+                     t("advisor.col.value", lang): value,
+                     t("advisor.col.threshold", lang): f"{100 * c.threshold:.0f}%",
+                     t("advisor.col.status", lang): status_text(c, lang),
+                     t("advisor.col.why", lang): t(f"advisor.check.{c.key}.why", lang,
+                                                   **c.detail)})
+    return pd.DataFrame(rows)
+
+
+def promise_text(tip: Tip, lang: str = "en") -> str:
+    metric = t(f"advisor.metric.{tip.metric}", lang)
+    direction = t(f"advisor.direction.{tip.direction}", lang)
+    if tip.gain:
+        return t("advisor.promise_gain", lang, metric=metric, direction=direction,
+                 gain=f"{tip.gain:.2f}")
+    return t("advisor.promise", lang, metric=metric, direction=direction)
+
+
+def report_content(result, lang: str = "en") -> list:
+    """The advisor as a report section: checklist table, bound, tips (default thresholds)."""
+    advice = advise(result)
+    tips = "\n".join(f"- {t(tip.msg_id, lang, **tip.values)} *{promise_text(tip, lang)}*"
+                     for tip in advice.tips) or t("advisor.no_tips", lang)
+    return [t("advisor.intro_report", lang), checklist_table(advice, lang),
+            t(f"advisor.bound.{advice.bound}", lang, **advice.bound_values), tips]
