@@ -31,4 +31,6 @@ st.navigation([
             icon=":material/build:"),
     st.Page("explorer/ui/pages/multicard.py", title=state.tr("nav.multicard"),
             url_path="multicard", icon=":material/hub:"),
+    st.Page("explorer/ui/pages/claims.py", title=state.tr("nav.claims"), url_path="claims",
+            icon=":material/fact_check:"),
 ]).run()

@@ -1,0 +1,64 @@
+"""Drawing of the Claims page: one bordered card per claim of the seed blog.
+
+A card shows the verdict badge, the original Chinese sentence, a short rendering in the
+session's language, the figures table (value and where it comes from), the rule that
+gave the verdict, the explanation, the references and a link to the page and scenario
+that demonstrate it. The cards themselves are computed in `explorer.core.claims`
+(cached per chip here, since several of them emulate).
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import hardware_presets as hp
+from explorer.core.claims import claims
+from explorer.core.claims_data import Card, counts, format_value, text_values
+from explorer.ui import errors, state
+
+BADGE_COLOURS = {"holds": "green", "wrong": "red", "inconsistent": "orange",
+                 "unverifiable": "gray"}
+BADGE_ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:",
+               "inconsistent": ":material/sync_problem:", "unverifiable": ":material/help:"}
+
+
+@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs={hp.Chip: hash})
+def cached_claims(chip: hp.Chip) -> list[Card]:
+    """The twelve cards of one chip (computed once per chip and overrides)."""
+    return claims(chip)
+
+
+def figures_table(card: Card, lang: str) -> pd.DataFrame:
+    """The card's figures: label, printed value, source, in the session's language."""
+    return pd.DataFrame({
+        state.tr("claims.col.figure"): [state.tr(f"claims.fig.{f.name}") for f in card.figures],
+        state.tr("claims.col.value"): [format_value(f, lang) for f in card.figures],
+        state.tr("claims.col.source"): [state.tr(f"claims.source.{f.source}")
+                                        for f in card.figures],
+    })
+
+
+def show_summary(cards: list[Card], chip: hp.Chip) -> None:
+    st.info(state.tr("claims.summary", chip=errors.escape(chip.display_name), **counts(cards)))
+
+
+def _badge(card: Card) -> None:
+    st.badge(state.tr(f"claims.verdict.{card.verdict}"), icon=BADGE_ICONS[card.verdict],
+             color=BADGE_COLOURS[card.verdict])
+
+
+def show_card(card: Card) -> None:
+    """One claim in a bordered container."""
+    lang = state.language()
+    values = text_values(card, lang)
+    with st.container(border=True):
+        st.subheader(state.tr("claims.card_title", n=card.id, section=card.section))
+        _badge(card)
+        st.markdown(f"**{state.tr('claims.quote')}:** {card.quote}")
+        st.markdown(f"**{state.tr('claims.claim')}:** {state.tr(card.claim_id)}")
+        st.dataframe(figures_table(card, lang), hide_index=True, width="stretch")
+        st.markdown(f"**{state.tr('claims.rule')}:** {state.tr(card.rule_id)}")
+        st.markdown(f"**{state.tr('claims.explain')}:** {state.tr(card.explain_id, **values)}")
+        refs = "\n".join(f"- {errors.escape(r)}" for r in card.references)
+        st.markdown(f"**{state.tr('claims.references')}:**\n{refs}")
+        st.markdown(f"[{state.tr('claims.link')}]({card.link(lang=lang)})")
