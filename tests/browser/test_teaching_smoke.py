@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.browser import assert_clean, open_rendered, wait_for_app
 
+
 def _claims_text(page, url: str) -> str:
     page.goto(url)
     wait_for_app(page, timeout_ms=180_000)
