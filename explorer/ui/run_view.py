@@ -10,6 +10,7 @@ the language and the view (shared, never mutated: ``st.plotly_chart`` only reads
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -256,3 +257,16 @@ def show_upload(kernel: str) -> None:
     elif outcome is not None:
         st.success(state.tr("report.ui.loaded", name=errors.escape(outcome)),
                    icon=":material/check_circle:")
+
+
+def show_closing(scenario: Scenario, result: Result, left_figure: Callable[[], None],
+                 numerics: Callable[[Result], None], widths=(1, 1)) -> None:
+    """A figure beside the numerical check and the downloads: how a kernel page ends."""
+    left, right = st.columns(list(widths))
+    with left:
+        left_figure()
+    with right:
+        st.subheader(state.tr("ui.va.numerics"))
+        numerics(result)
+        st.subheader(state.tr("ui.va.downloads"))
+        show_downloads(scenario)

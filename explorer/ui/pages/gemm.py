@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.core import Scenario
-from explorer.ui import advisor_view
-from explorer.ui import errors, gemm_controls, gemm_explain, gemm_view, run_view, state, widgets
+from explorer.ui import (advisor_view, errors, gemm_controls, gemm_explain, gemm_view, run_view,
+                         state, widgets)
 from hardware_presets.errors import InputError
 
 
@@ -40,14 +40,8 @@ def _results(scenario: Scenario) -> None:
     gemm_view.show_metrics(result)
     gemm_view.show_timeline(scenario, result)
     gemm_view.show_figures(scenario)
-    left, right = st.columns(2)
-    with left:
-        gemm_view.show_figure("bandwidth", scenario)
-    with right:
-        st.subheader(state.tr("ui.va.numerics"))
-        gemm_view.show_numerics(result)
-        st.subheader(state.tr("ui.va.downloads"))
-        run_view.show_downloads(scenario)
+    run_view.show_closing(scenario, result, lambda: gemm_view.show_figure("bandwidth", scenario),
+                          gemm_view.show_numerics)
     advisor_view.show_advisor(result)
 
 

@@ -47,14 +47,8 @@ def _results(scenario: Scenario, result) -> None:
     run_view.show_metrics(result)
     run_view.show_timeline(scenario, result)
     run_view.show_figures(scenario)
-    left, right = st.columns([3, 2])
-    with left:
-        run_view.show_roofline(scenario)
-    with right:
-        st.subheader(state.tr("ui.va.numerics"))
-        run_view.show_numerics(result)
-        st.subheader(state.tr("ui.va.downloads"))
-        run_view.show_downloads(scenario)
+    run_view.show_closing(scenario, result, lambda: run_view.show_roofline(scenario),
+                          run_view.show_numerics, widths=(3, 2))
     advisor_view.show_advisor(result)
 
 
