@@ -16,7 +16,6 @@ import streamlit as st
 from explorer import plots
 from explorer.core import Scenario
 from explorer.core.decode_step import DecodeStep, simulate_decode
-from explorer.core.i18n import has
 from explorer.plots import decode as decode_plots
 from explorer.plots.style import format_bytes
 from explorer.ui import run_view, state
@@ -232,12 +231,6 @@ def show_append(scenario: Scenario, s: DecodeStep) -> None:
 
 
 # ---- numerics ----------------------------------------------------------------------------
-def _note_value(value: object) -> object:
-    """A note's value: integers with separators, the rest as given (catalogue texts
-    may format floats themselves, e.g. ``{need_GB:.1f}``)."""
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else value
-
-
 def show_numerics(s: DecodeStep) -> None:
     """Pass / fail of the float64 check, the worst error vs its bound, what was verified,
     and the step's notes (replicated layer, estimated linear part, overcommit)."""
@@ -245,11 +238,5 @@ def show_numerics(s: DecodeStep) -> None:
     values = dict(abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
                   ratio=f"{check.bound_ratio:.3g}", verified=f"{check.verified:,}",
                   total=f"{check.total:,}", kv=p["kv_dtype"], out=dp.out_dtype(p))
-    if check.passed:
-        st.success(state.tr("ui.decode.numerics_pass", **values), icon=":material/check_circle:")
-    else:
-        st.error(state.tr("ui.decode.numerics_fail", **values), icon=":material/cancel:")
-    for msg_id, note_values in s.notes:
-        if has(msg_id):
-            values = {k: _note_value(v) for k, v in note_values.items()}
-            st.caption(state.tr(msg_id, **values))
+    run_view.show_check(check, "ui.decode.numerics_pass", "ui.decode.numerics_fail", values,
+                        s.notes)

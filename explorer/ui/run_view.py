@@ -116,20 +116,26 @@ def show_roofline(scenario: Scenario) -> None:
     st.caption(state.tr("ui.va.caption.roofline"))
 
 
+def show_check(check, passed_id: str, failed_id: str, values: dict, notes) -> None:
+    """Pass / fail of a float64 check in the page's words, then the run's notes."""
+    if check.passed:
+        st.success(state.tr(passed_id, **values), icon=":material/check_circle:")
+    else:
+        st.error(state.tr(failed_id, **values), icon=":material/cancel:")
+    for msg_id, note_values in notes:
+        if has(msg_id):
+            st.caption(state.tr(msg_id, **{k: f"{v:,}" if isinstance(v, int) and
+                                            not isinstance(v, bool) else v
+                                            for k, v in note_values.items()}))
+
+
 def show_numerics(result: Result) -> None:
     """Pass / fail of the float64 check, its errors vs the bound, and what was verified."""
     check = result.numerics
     values = dict(abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
                   bound=f"{check.bound:.3g}", verified=f"{check.verified:,}",
                   total=f"{check.total:,}", dtype=result.params["dtype"])
-    if check.passed:
-        st.success(state.tr("ui.va.numerics_pass", **values), icon=":material/check_circle:")
-    else:
-        st.error(state.tr("ui.va.numerics_fail", **values), icon=":material/cancel:")
-    for msg_id, note_values in result.notes:
-        if has(msg_id):
-            st.caption(state.tr(msg_id, **{k: f"{v:,}" if isinstance(v, int) else v
-                                            for k, v in note_values.items()}))
+    show_check(check, "ui.va.numerics_pass", "ui.va.numerics_fail", values, result.notes)
 
 
 def show_downloads(scenario: Scenario, explanation: str = "") -> None:
