@@ -138,12 +138,5 @@ def show_numerics(result: Result) -> None:
     values = dict(abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
                   ratio=f"{check.bound_ratio:.3g}", verified=f"{check.verified:,}",
                   total=f"{check.total:,}", dtype_in=p["dtype_in"], dtype_out=p["dtype_out"])
-    if check.passed:
-        st.success(state.tr("ui.gemm.numerics_pass", **values), icon=":material/check_circle:")
-    else:
-        st.error(state.tr("ui.gemm.numerics_fail", **values), icon=":material/cancel:")
-    st.caption(state.tr("ui.gemm.numerics_note"))
-    for msg_id, note_values in result.notes:
-        if has(msg_id):
-            st.caption(state.tr(msg_id, **{k: f"{v:,}" if isinstance(v, int) else v
-                                            for k, v in note_values.items()}))
+    run_view.show_check(check, "ui.gemm.numerics_pass", "ui.gemm.numerics_fail", values,
+                        ((("ui.gemm.numerics_note", {}),) + tuple(result.notes)))
