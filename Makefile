@@ -14,6 +14,10 @@ PORT  ?= 8501
 ADDRESS ?= localhost
 # Extra arguments for pytest, e.g. `make test ARGS="-k layering -x"`.
 ARGS  ?=
+# pytest-xdist workers: one per core (2 on CI). Whole files go to one worker (loadfile),
+# so a file's tests share its in-process caches; browser files come first and share one
+# app server (tests/app_server.py). JOBS=0 runs in this process only.
+JOBS  ?= auto
 
 # The interpreter the venv is made from: python3.11, or python3 when that is 3.11.
 BASE_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null)
@@ -45,7 +49,7 @@ run: venv
 		--server.address $(ADDRESS) --browser.gatherUsageStats false
 
 test: venv
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile --durations=15 $(ARGS)
 
 bench: venv
 	$(PY) -m bench.engine

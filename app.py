@@ -1,10 +1,11 @@
 """Entry point of the Streamlit app (``make run``): page config and navigation, nothing else.
 
 Each page is one module under explorer/ui/pages; titles follow the session's language.
+Every run ends with the run marker (`explorer.ui.run_marker`), even when the page raised.
 """
 import streamlit as st
 
-from explorer.ui import state
+from explorer.ui import run_marker, state
 
 #: (module under explorer/ui/pages, url path, icon); the title is the "nav.<module>" message
 PAGES = (("chip", "chip", "developer_board"), ("vector_add", "vector_add", "add_circle"),
@@ -16,6 +17,11 @@ PAGES = (("chip", "chip", "developer_board"), ("vector_add", "vector_add", "add_
 
 st.set_page_config(page_title=state.tr("app.title"), page_icon=":material/memory:",
                    layout="wide")
-st.navigation([st.Page(f"explorer/ui/pages/{name}.py", title=state.tr(f"nav.{name}"),
-                       url_path=path, icon=f":material/{icon}:", default=name == "chip")
-               for name, path, icon in PAGES]).run()
+navigation = st.navigation([
+    st.Page(f"explorer/ui/pages/{name}.py", title=state.tr(f"nav.{name}"), url_path=path,
+            icon=f":material/{icon}:", default=name == "chip")
+    for name, path, icon in PAGES])
+try:
+    navigation.run()
+finally:
+    run_marker.mark_run_end()

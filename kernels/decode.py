@@ -30,6 +30,13 @@ from .program import Program, ProgramBuilder
 
 NAME = "decode"
 SEEDED = True  # build() takes the scenario's seed (context lengths, block table)
+#: which phases run, how tasks are placed and buffered, what the linear layers' weights
+#: cost, the sparse policy (the check covers the attention over the full cache): none of
+#: them changes an attention output
+TIMING_ONLY_PARAMS = frozenset({
+    "phases", "append", "policy", "block_dim", "buffer_num", "heads_per_pass",
+    "inter_core_cost", "allow_overcommit", "weight_dtype", "sparse", "keep_ratio", "sinks",
+    "window", "page_size", "compress_every"})
 APPEND_OPS = kv_append.LABELS
 
 

@@ -27,6 +27,10 @@ from .tque import iteration_index, previous
 
 NAME = "gemm"
 STAGES = 8  # seq slots per K step: bias, A load, B load, A->L0A, B->L0B, Mmad, out, out2
+#: task order and placement, grid shape, buffer depths, L1 depth: each base tile is still
+#: accumulated over K in base_k steps by the same arithmetic
+TIMING_ONLY_PARAMS = frozenset({"policy", "balance", "group", "block_dim", "grid_x", "grid_y",
+                                "depth_k", "db_l1", "db_l0", "db_l0c"})
 
 
 def _ceil(a, b):

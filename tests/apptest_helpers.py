@@ -6,6 +6,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.waiting import DEADLINE_S
+
 APP = Path(__file__).resolve().parents[1] / "app.py"
 WIDGET_KINDS = ("number_input", "selectbox", "slider", "radio", "toggle", "select_slider")
 
@@ -17,10 +19,17 @@ def run(at: AppTest) -> AppTest:
     return at
 
 
-def open_page(page: str, query: dict | None = None, timeout: float = 180) -> AppTest:
-    """The app started from app.py with ``query`` in its URL, switched to ``page``."""
-    at = AppTest.from_file(str(APP), default_timeout=timeout)
+def start_app(query: dict | None = None) -> AppTest:
+    """The app from its entry point with ``query`` in its URL, not yet run. A run may
+    take up to the suite's deadline (AppTest waits for the script to end)."""
+    at = AppTest.from_file(str(APP), default_timeout=DEADLINE_S)
     at.query_params.update(query or {})
+    return at
+
+
+def open_page(page: str, query: dict | None = None) -> AppTest:
+    """The app started from app.py with ``query`` in its URL, switched to ``page``."""
+    at = start_app(query)
     run(at)
     return run(at.switch_page(page))
 

@@ -5,12 +5,12 @@ bad input as a translated message instead of an exception.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
+from tests.apptest_helpers import run, start_app, texts, widget
+
 CHIP = "explorer/ui/pages/chip.py"
 PLAYGROUND = "explorer/ui/pages/vector_add.py"
 SMALL_N = 1 << 16  # a quick scenario: 8 tiles of 8192 elements
@@ -18,17 +18,7 @@ SMALL_N = 1 << 16  # a quick scenario: 8 tiles of 8192 elements
 
 def start(query: dict | None = None) -> AppTest:
     """The app from its entry point, run once (on the chip page, the default)."""
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params.update(query or {})
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run(start_app(query))
 
 
 def playground(at: AppTest, n: int = SMALL_N, **widgets) -> AppTest:
@@ -41,21 +31,11 @@ def playground(at: AppTest, n: int = SMALL_N, **widgets) -> AppTest:
 
 
 def _set(at: AppTest, name: str, value) -> None:
-    for kind in ("radio", "selectbox", "slider", "number_input", "select_slider"):
-        found = [w for w in at.get(kind) if getattr(w, "key", None) == f"w.va.{name}"]
-        if found:
-            found[0].set_value(value)
-            return
-    raise KeyError(name)
+    widget(at, f"w.va.{name}").set_value(value)
 
 
 def metric(at: AppTest, label_start: str) -> str:
     return next(m.value for m in at.metric if m.label.startswith(label_start))
-
-
-def texts(elements) -> str:
-    """All texts of some elements, markdown escapes removed."""
-    return "\n".join(str(e.value) for e in elements).replace("\\", "")
 
 
 def figures(at: AppTest) -> list[dict]:

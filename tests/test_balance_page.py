@@ -16,7 +16,7 @@ PAGE, PREFIX = "explorer/ui/pages/balance.py", "w.lb."
 
 def balance_page(query: dict | None = None) -> AppTest:
     """The app from its entry point, on the balance page, with ``query`` in its URL."""
-    return open_page(PAGE, query, timeout=120)
+    return open_page(PAGE, query)
 
 
 def value(at: AppTest, name: str) -> object:

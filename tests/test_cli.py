@@ -17,6 +17,7 @@ from explorer.core.i18n import t
 from explorer.core.metrics import METRICS
 from kernels import models
 from kernels import vector_add as va
+from tests.waiting import DEADLINE_S
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SMALL = {"n": 5000, "block_dim": 3, "tile": 1024}
@@ -125,7 +126,7 @@ def test_huge_integer_in_file_exits_2(tmp_path, capsys):
     assert "params.n" in capsys.readouterr().err
 
 
-def test_failed_numerics_exit_3(scenario_file, capsys, monkeypatch):
+def test_failed_numerics_exit_3(scenario_file, capsys, monkeypatch, fresh_numerics):
     monkeypatch.setattr(va, "unit_roundoff", lambda params: 0.0)  # fp16 rounding now "fails"
     assert cli.main(["run", scenario_file]) == cli.EXIT_NUMERICS == 3
     assert "numerics: FAILED" in capsys.readouterr().out
@@ -172,7 +173,7 @@ def test_presets_in_process(capsys):
 
 def test_presets_subprocess():
     proc = subprocess.run([sys.executable, "-m", "explorer", "presets"], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=DEADLINE_S)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     _check_presets_listing(proc.stdout)

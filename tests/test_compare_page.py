@@ -16,7 +16,7 @@ PAGE = "explorer/ui/pages/compare.py"
 
 
 def compare_page(query: dict | None = None) -> AppTest:
-    return open_page(PAGE, query, timeout=120)
+    return open_page(PAGE, query)
 
 
 def subheaders(at: AppTest) -> list[str]:

@@ -21,7 +21,7 @@ def widget(at: AppTest, name: str):
 
 def decode_page(query: dict | None = None, **values) -> AppTest:
     """The app started from its entry point, switched to the decode page, widgets set."""
-    at = open_page(PAGE, query, timeout=120)
+    at = open_page(PAGE, query)
     return set_widgets(at, PREFIX, **values) if values else at
 
 

@@ -27,7 +27,7 @@ def set_values(at: AppTest, **values) -> AppTest:
 
 def gemm_page(query: dict | None = None, **values) -> AppTest:
     """The app started from its entry point, switched to the GEMM page, widgets set."""
-    at = open_page(PAGE, query, timeout=180)
+    at = open_page(PAGE, query)
     return set_values(at, **values) if values else at
 
 

@@ -14,7 +14,7 @@ PAGE = "explorer/ui/pages/lab.py"
 
 @pytest.fixture(scope="module", params=["en", "zh"])
 def lab(request):
-    return request.param, open_page(PAGE, {"lang": request.param}, timeout=180)
+    return request.param, open_page(PAGE, {"lang": request.param})
 
 
 def test_every_problem_has_an_expander(lab):

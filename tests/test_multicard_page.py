@@ -14,7 +14,7 @@ PREFIX = "w.mc."
 
 
 def page(query: dict | None = None, **values) -> AppTest:
-    at = open_page(PAGE, query, timeout=180)
+    at = open_page(PAGE, query)
     return set_widgets(at, PREFIX, **values) if values else at
 
 

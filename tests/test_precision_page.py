@@ -27,7 +27,7 @@ def set_values(at: AppTest, **values) -> AppTest:
 
 def precision_page(query: dict | None = None, **values) -> AppTest:
     """The app from its entry point, switched to the precision page, widgets set."""
-    at = open_page(PAGE, {**SMALL, **(query or {})}, timeout=240)
+    at = open_page(PAGE, {**SMALL, **(query or {})})
     return set_values(at, **values) if values else at
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import hardware_presets as hp
 from explorer.core import Scenario, simulate
 from explorer.core.scenario import NAME_MAX, SEED_MAX
+from explorer.core.simulate import remembered_check
 from hardware_presets.errors import InputError
 from kernels import vector_add as va
 
@@ -242,7 +243,8 @@ def _same_result(a, b):
     assert a.metrics == b.metrics
 
 
-def test_simulate_is_deterministic_and_the_seed_changes_only_inputs(monkeypatch):
+def test_simulate_is_deterministic_and_the_seed_changes_only_inputs(monkeypatch,
+                                                                   fresh_numerics):
     drawn = []
     real = va.make_inputs
 
@@ -253,7 +255,9 @@ def test_simulate_is_deterministic_and_the_seed_changes_only_inputs(monkeypatch)
 
     monkeypatch.setattr(va, "make_inputs", spy)
     s = Scenario.make(params=SMALL, seed=11)
-    first, again = simulate(s), simulate(s)
+    first = simulate(s)
+    remembered_check.cache_clear()  # compute the same check again
+    again = simulate(s)
     other = simulate(s.replace(seed=12))
     assert len(drawn) == 3
     _same_result(first, again)
@@ -265,6 +269,24 @@ def test_simulate_is_deterministic_and_the_seed_changes_only_inputs(monkeypatch)
     assert not np.array_equal(drawn[0]["x"], drawn[2]["x"])
     assert not np.array_equal(drawn[0]["y"], drawn[2]["y"])
     assert other.numerics.passed
+
+
+def test_a_check_is_remembered_across_chips_but_not_across_parameters(monkeypatch,
+                                                                     fresh_numerics):
+    """The numerical check depends on the kernel, its parameters and the seed only: another
+    preset or override reuses it, another parameter or seed computes a new one."""
+    calls = []
+    real = va.make_inputs
+    monkeypatch.setattr(va, "make_inputs", lambda p, rng: calls.append(p) or real(p, rng))
+    s = Scenario.make(params=SMALL, seed=3)
+    base = simulate(s)
+    on_b4 = simulate(s.replace(preset="910B4"))
+    small_ub = simulate(s.replace(overrides={"ub_KiB": 96}))
+    assert len(calls) == 1 and base.numerics == on_b4.numerics == small_ub.numerics
+    assert on_b4.metrics != base.metrics  # the time is the other chip's
+    simulate(s.replace(params={"tile": 512}))
+    simulate(s.replace(seed=4))
+    assert len(calls) == 3
 
 
 def test_simulate_validates_an_unvalidated_scenario():

@@ -25,7 +25,7 @@ SMALL = {"batch": "2", "mean_len": "1024"}  # a quicker decode step where time i
 
 
 def sparse_page(query: dict | None = None) -> AppTest:
-    return open_page(PAGE, query, timeout=120)
+    return open_page(PAGE, query)
 
 
 def value(at: AppTest, name: str) -> object:

@@ -23,6 +23,7 @@ from explorer.core.sweep import (MAX_SCENARIOS, BackgroundSweep, ResultCache, Sw
 from explorer.core.sweep_exec import DaskExecutor, LocalExecutor, run_point
 from explorer.plots.sweep import heatmap_figure, line_figure, log_axis, sweep_figure
 from hardware_presets.errors import InputError
+from tests.waiting import DEADLINE_S
 
 SMALL = Scenario.make("910B2", "vector_add", {"n": 1 << 14, "tile": 1024})
 
@@ -201,12 +202,12 @@ def test_run_point_and_csv_are_plain_data():
 def test_background_sweep_reports_progress_and_cancels():
     job = BackgroundSweep(Sweep.parse(SMALL, ["n=4096,8192"]), InlineExecutor(),
                           cache=ResultCache()).start()
-    assert job.wait(30) and job.error is None and job.done == job.total == 2
+    assert job.wait(DEADLINE_S) and job.error is None and job.done == job.total == 2
     assert len(job.result.table) == 2
     stopped = BackgroundSweep(Sweep.parse(SMALL, ["n=4096:40960:4096"]), InlineExecutor(),
                               cache=ResultCache())
     stopped.cancel()
-    assert stopped.start().wait(30) and stopped.result.cancelled
+    assert stopped.start().wait(DEADLINE_S) and stopped.result.cancelled
     assert len(stopped.result.table) == 0
 
 

@@ -2,10 +2,16 @@
 
 It builds the kernel's program for the chip, runs it on the emulator (in time), runs the
 kernel's arithmetic on real arrays in the emulated precision (in value), checks it against
-float64, and returns tidy tables plus scalar metrics. No printing, no files, no globals.
+float64, and returns tidy tables plus scalar metrics. No printing, no files. The one piece
+of state is a bounded memo of numerical checks: a check depends on the kernel, its
+parameters but those its ``TIMING_ONLY_PARAMS`` names, and the seed (not on the chip), so
+a scenario that differs from an earlier one only in chip, overrides or timing parameters
+reuses its check instead of redoing the arithmetic.
 """
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +80,29 @@ def check_numerics(kernel, params: dict, seed: int) -> NumericsCheck:
                          kernel.output_elements(params))
 
 
+#: numerical checks remembered per process (each a few numbers)
+NUMERICS_MEMO_SIZE = 256
+
+
+@functools.lru_cache(maxsize=NUMERICS_MEMO_SIZE)
+def remembered_check(kernel_name: str, params_json: str, seed: int) -> NumericsCheck:
+    """``check_numerics`` memoised (``remembered_check.cache_clear()`` forgets)."""
+    return check_numerics(kernels.get(kernel_name), json.loads(params_json), seed)
+
+
+def numerics_params(kernel, params: dict) -> dict:
+    """What the kernel's numerics may read: its parameters but the timing-only ones."""
+    timing_only = getattr(kernel, "TIMING_ONLY_PARAMS", frozenset())
+    return {k: v for k, v in params.items() if k not in timing_only}
+
+
+def numerics_of(scenario: Scenario) -> NumericsCheck:
+    """The numerical check of a validated scenario, computed once per process for each
+    (kernel, numerics parameters, seed)."""
+    params = numerics_params(kernels.get(scenario.kernel), scenario.params_dict)
+    return remembered_check(scenario.kernel, json.dumps(params, sort_keys=True), scenario.seed)
+
+
 def build_program(kernel, chip: Chip, params: dict, seed: int):
     """The kernel's program; kernels whose work depends on random draws (``SEEDED``, e.g.
     decode's context lengths) get the scenario's seed."""
@@ -93,7 +122,7 @@ def simulate(scenario: Scenario, *, engine: str = "jit") -> Result:
     timeline = timeline_table(program, schedule, chip)
     per_core = per_core_table(timeline, chip, schedule.makespan_ns)
     metrics = compute_metrics(timeline, per_core, chip, float(program.flops().sum()))
-    numerics = check_numerics(kernel, params, scenario.seed)
+    numerics = numerics_of(scenario)
     notes = []
     if numerics.verified < numerics.total:
         notes.append(("note.verified_sample",

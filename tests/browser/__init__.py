@@ -3,26 +3,33 @@
 The fixtures (``browser``, ``page``, ``app_url``) live in ``conftest.py`` beside this file;
 the helpers here are plain functions a test imports::
 
-    from tests.browser import wait_for_app, wait_for_chart, screenshot
+    from tests.browser import open_app, rerun, wait_for_charts, screenshot
 
-Playwright never downloads a browser here (``playwright install`` fails without internet):
-it launches ``/usr/bin/chromium``, which CI installs with apt.
+Every wait is for something the app signals, never for a fixed time:
+
+* a script run has ended: each run of the app ends with a hidden run marker numbered per
+  session (`explorer.ui.run_marker`). ``open_app`` waits for the first run of a freshly
+  opened page; ``with rerun(page): <click>`` reads the number before the click and waits
+  for a larger one with the app idle, so it can never mistake the state before the rerun
+  for the state after it;
+* the charts are drawn: Plotly draws after the run has ended, so ``wait_for_charts``
+  waits until every chart on the page has its SVG;
+* a value has changed, the URL says something: ``wait_for_change``, ``wait_for_url``.
+
+Playwright's own waits use the suite's one deadline (`tests.waiting.DEADLINE_S`) as the
+context's default timeout. Playwright never downloads a browser here (``playwright
+install`` fails without internet): it launches ``/usr/bin/chromium``, which CI installs.
 """
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-OUTPUT_DIR = REPO_ROOT / "test-output"
+from explorer.ui.run_marker import TEST_ID as RUN_MARKER_ID
+from tests.app_server import OUTPUT_DIR, REPO_ROOT  # noqa: F401  (re-exported)
+from tests.waiting import DEADLINE_MS, POLL_INTERVAL_S, poll_until
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_MISSING = f"chromium not found at {CHROMIUM}; CI installs it with apt"
 CHROMIUM_ARGS = (
@@ -35,33 +42,85 @@ CHROMIUM_ARGS = (
     "--disable-sync",
 )
 VIEWPORT = {"width": 1400, "height": 1000}
-DEFAULT_TIMEOUT_MS = 30_000
-HEALTH_TIMEOUT_S = 60.0
+# Playwright re-evaluates a wait_for_function condition on this interval. Its default,
+# every animation frame, makes a headless software-rendered chromium paint frames
+# non-stop while it waits, which costs more CPU than the page itself.
+POLL_MS = POLL_INTERVAL_S * 1000
 
-CHART = '[data-testid="stPlotlyChart"] .main-svg'
+PLOT = '[data-testid="stPlotlyChart"]'
+CHART = f"{PLOT} .main-svg"
 EXCEPTION = '[data-testid="stException"]'
-# Streamlit marks its root with the script's run state; "notRunning" means the rerun ended.
-_IDLE = (
-    '[data-testid="stApp"]:is([data-test-script-state="notRunning"],'
-    ' [data-test-script-state="compilationError"])'
-)
+RUN_MARKER = f'[data-testid="{RUN_MARKER_ID}"]'
+
+# The number of the session's last ended run (0 before the first one ends).
+_RUN_COUNT_JS = f"""() => {{
+    const marker = document.querySelector('{RUN_MARKER}');
+    return marker ? Number(marker.dataset.run) : 0;
+}}"""
+# A run numbered above `after` has ended and no other is running or requested. Streamlit
+# marks its root with the script's state; "notRunning" is idle.
+_RAN_AFTER_JS = f"""(after) => {{
+    const marker = document.querySelector('{RUN_MARKER}');
+    const app = document.querySelector('[data-testid="stApp"]');
+    const state = app && app.getAttribute('data-test-script-state');
+    return marker !== null && Number(marker.dataset.run) > after
+        && (state === 'notRunning' || state === 'compilationError');
+}}"""
+# Every chart on the page has drawn its SVG (and there is at least one chart).
+_CHARTS_DRAWN_JS = f"""() => {{
+    const charts = document.querySelectorAll('{PLOT}');
+    return charts.length > 0
+        && [...charts].every(chart => chart.querySelector('.main-svg') !== null);
+}}"""
 
 
-def wait_for_app(page, timeout_ms: float | None = None) -> None:
-    """Wait until the app's script has finished its current run (after load or a widget change).
-
-    A short pause first lets a rerun triggered by the last interaction begin, so that the
-    idle state seen is the one after it, not the one before.
-    """
-    page.wait_for_timeout(150)
-    page.locator(_IDLE).wait_for(state="attached", timeout=timeout_ms)
+def new_context(browser, viewport: dict | None = None):
+    """A fresh browser context whose waits time out only at the suite's deadline."""
+    context = browser.new_context(viewport=viewport or VIEWPORT)
+    context.set_default_timeout(DEADLINE_MS)
+    return context
 
 
-def wait_for_chart(page, timeout_ms: float | None = None):
-    """Wait until a Plotly chart has drawn its SVG; returns the locator of all charts' SVGs."""
-    charts = page.locator(CHART)
-    charts.first.wait_for(state="visible", timeout=timeout_ms)
-    return charts
+def run_count(page) -> int:
+    """How many script runs of this page's session have ended."""
+    return page.evaluate(_RUN_COUNT_JS)
+
+
+def wait_for_run(page, after: int) -> None:
+    """Wait until a run numbered above ``after`` has ended and the app is idle."""
+    page.wait_for_function(_RAN_AFTER_JS, arg=after, polling=POLL_MS)
+
+
+@contextmanager
+def rerun(page):
+    """Wrap the interaction that reruns the script: ``with rerun(page): button.click()``
+    returns once the run it caused has ended."""
+    before = run_count(page)
+    yield
+    wait_for_run(page, before)
+
+
+def open_app(page, url: str) -> None:
+    """Open ``url`` (a new session) and wait for its first script run to end."""
+    page.goto(url)
+    wait_for_run(page, 0)
+
+
+def wait_for_charts(page):
+    """Wait until every Plotly chart on the page has drawn; returns the charts' SVGs."""
+    page.wait_for_function(_CHARTS_DRAWN_JS, polling=POLL_MS)
+    return page.locator(CHART)
+
+
+def wait_for_change(read, before: str) -> str:
+    """Poll ``read()`` (e.g. a locator's inner_text) until it differs from ``before``
+    (a rerun has redrawn it); returns the new value."""
+    return poll_until(read, lambda now: now != before, f"a change from {before[:200]!r}")
+
+
+def wait_for_url(page, part: str) -> str:
+    """Wait until the page's URL contains ``part`` (the app rewrites it in its run)."""
+    return poll_until(lambda: page.url, lambda url: part in url, f"{part!r} in the URL")
 
 
 def exception_texts(page) -> list[str]:
@@ -77,106 +136,15 @@ def screenshot(page, name: str, full_page: bool = True) -> Path:
     return path
 
 
-def free_port() -> int:
-    """A TCP port on the loopback interface that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_streamlit(script: Path, log_path: Path) -> tuple[str, subprocess.Popen]:
-    """Start ``streamlit run script`` on a free loopback port and wait for its health check.
-
-    Runs from the repository root with this interpreter (the venv's), in its own process
-    group so that ``stop_process_group`` ends Streamlit and anything it started. Output goes
-    to ``log_path``; its tail is in the error when the server dies or never gets healthy.
-    """
-    port = free_port()
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", str(script),
-        "--server.headless", "true",
-        "--server.port", str(port),
-        "--server.address", "127.0.0.1",
-        "--server.fileWatcherType", "none",
-        "--browser.gatherUsageStats", "false",
-    ]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env.setdefault("NUMBA_CACHE_DIR", str(REPO_ROOT / ".numba_cache"))
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            cmd, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL,
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc, log_path)
-    except BaseException:
-        stop_process_group(proc)
-        raise
-    return url, proc
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, log_path: Path) -> None:
-    deadline = time.monotonic() + HEALTH_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{_tail(log_path)}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.25)
-    raise RuntimeError(f"streamlit not healthy after {HEALTH_TIMEOUT_S:.0f} s:\n{_tail(log_path)}")
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
-def stop_process_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
-    """Terminate the process group of ``proc`` (SIGTERM, then SIGKILL after ``grace_s``)."""
-    if proc.poll() is not None:
-        return
-    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def wait_for_change(read, before: str, timeout_s: float = 30.0) -> str:
-    """Poll ``read()`` (e.g. a locator's inner_text) until it differs from ``before``:
-    a rerun has redrawn it."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        now = read()
-        if now != before:
-            return now
-        time.sleep(0.2)
-    raise AssertionError(f"{before!r} stayed the same for {timeout_s:.0f} s")
-
-
 def microseconds(text: str) -> float:
     """A metric such as "1,234.5 µs" as a number."""
     return float(text.split()[0].replace(",", ""))
 
 
 def open_rendered(page, url: str, title: str) -> None:
-    """Open ``url``, wait for the script and a chart, and check the page's title text."""
-    page.goto(url)
-    wait_for_app(page)
-    wait_for_chart(page)
+    """Open ``url``, wait for its run and every chart, and check the page's title text."""
+    open_app(page, url)
+    wait_for_charts(page)
     assert page.get_by_text(title).count() >= 1
 
 
@@ -184,3 +152,10 @@ def assert_clean(page, name: str) -> None:
     """No exception on the page; keep a screenshot under test-output/ as ``name``."""
     assert exception_texts(page) == []
     screenshot(page, name)
+
+
+__all__ = ["CHART", "CHROMIUM", "CHROMIUM_ARGS", "CHROMIUM_MISSING", "DEADLINE_MS",
+           "EXCEPTION", "OUTPUT_DIR", "PLOT", "REPO_ROOT", "VIEWPORT", "assert_clean",
+           "exception_texts", "microseconds", "new_context", "open_app", "open_rendered", "rerun",
+           "run_count", "screenshot", "wait_for_change", "wait_for_charts", "wait_for_run",
+           "wait_for_url"]

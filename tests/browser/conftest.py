@@ -1,10 +1,19 @@
 """Fixtures for real-browser tests: the app served by Streamlit, seen through chromium.
 
-* ``app_url`` (session): ``streamlit run app.py`` on a free loopback port, healthy, stopped
-  (its whole process group) at the end of the session.
-* ``browser`` (session): Debian's /usr/bin/chromium launched headless by Playwright.
-* ``page``: a fresh 1400x1000 page with a 30 s default timeout; a screenshot of it lands in
-  test-output/ when its test fails.
+* ``app_url`` (session): the run's one ``streamlit run app.py`` on a free loopback port,
+  shared by every xdist worker and stopped by the run's controller (`tests.app_server`).
+* ``browser`` (session): Debian's /usr/bin/chromium launched headless by Playwright, one
+  per worker.
+* ``page``: the worker's one 1400x1000 page, whose waits time out only at the suite's
+  deadline (`tests.waiting`); each test opens its URL in it (a new Streamlit session every
+  time), and a screenshot of it lands in test-output/ when its test fails. One page for
+  all tests because a navigation inside one renderer process reuses the JavaScript it
+  has compiled: a new page per test (a new renderer) costs chromium about twice the CPU
+  per page load, most of the browser tests' time on a 2-core machine.
+* ``fresh_page``: a page in a context of its own, for a test that downloads. Chromium
+  treats a download that starts after the click's user activation has expired (the
+  report is generated on the click, which takes seconds on a loaded machine) as an
+  automatic one, and blocks the second automatic download of a site in one context.
 
 Without chromium the tests here are skipped on a developer's machine, but fail in CI (env
 ``CI`` set), so that a missing browser can never turn the browser tests green by skipping.
@@ -18,21 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import (  # noqa: F401  (re-exported for tests that import from here)
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    CHROMIUM_MISSING,
-    DEFAULT_TIMEOUT_MS,
-    OUTPUT_DIR,
-    REPO_ROOT,
-    VIEWPORT,
-    exception_texts,
-    screenshot,
-    start_streamlit,
-    stop_process_group,
-    wait_for_app,
-    wait_for_chart,
-)
+from tests import app_server
+from tests.browser import (CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, DEADLINE_MS, new_context,
+                           screenshot)
 
 _HERE = Path(__file__).resolve().parent
 
@@ -68,24 +65,42 @@ def browser():
     playwright = sync_playwright().start()
     try:
         browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=list(CHROMIUM_ARGS)
-        )
+            executable_path=str(CHROMIUM), headless=True, args=list(CHROMIUM_ARGS),
+            timeout=DEADLINE_MS)
         yield browser
         browser.close()
     finally:
         playwright.stop()
 
 
-@pytest.fixture
-def page(browser, request):
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(DEFAULT_TIMEOUT_MS)
-    page = context.new_page()
+@pytest.fixture(scope="session")
+def _shared_page(browser):
+    context = new_context(browser)
     try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def _screenshot_if_failed(page, request) -> None:
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        screenshot(page, f"FAILED-{request.node.name}")
+
+
+@pytest.fixture
+def page(_shared_page, request):
+    yield _shared_page
+    _screenshot_if_failed(_shared_page, request)
+
+
+@pytest.fixture
+def fresh_page(browser, request):
+    context = new_context(browser)
+    try:
+        page = context.new_page()
         yield page
-        report = getattr(request.node, "report_call", None)
-        if report is not None and report.failed:
-            screenshot(page, f"FAILED-{request.node.name}")
+        _screenshot_if_failed(page, request)
     finally:
         context.close()
 
@@ -93,8 +108,4 @@ def page(browser, request):
 @pytest.fixture(scope="session")
 def app_url():
     """Base URL (no trailing slash) of the real app, started from the repository root."""
-    url, proc = start_streamlit(REPO_ROOT / "app.py", OUTPUT_DIR / "streamlit-app.log")
-    try:
-        yield url
-    finally:
-        stop_process_group(proc)
+    return app_server.shared_url()

@@ -3,23 +3,22 @@ decode-kernel example emulates every policy and redraws, the URL follows, and no
 raises. Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (CHART, exception_texts, open_rendered, screenshot, wait_for_app,
-                           wait_for_change, wait_for_chart)
+from tests.browser import (CHART, exception_texts, open_app, open_rendered, rerun, screenshot,
+                           wait_for_change, wait_for_charts)
 
 
-def _loads_title(page) -> str:
+def _loads_chart(page) -> str:
     return page.locator(CHART).first.inner_html()
 
 
 def test_balance_page_emulates_the_decode_kernel(app_url, page):
-    page.goto(f"{app_url}/balance")
-    wait_for_app(page)
-    wait_for_chart(page)
-    before = _loads_title(page)
-    page.get_by_role("button", name="Decode kernel").click()
-    wait_for_app(page, timeout_ms=120_000)
-    wait_for_change(lambda: _loads_title(page), before)
+    open_app(page, f"{app_url}/balance")
+    wait_for_charts(page)
+    before = _loads_chart(page)
+    with rerun(page):
+        page.get_by_role("button", name="Decode kernel").click()
     assert "source=decode" in page.url
+    wait_for_change(lambda: _loads_chart(page), before)  # Plotly redraws after the run
     assert exception_texts(page) == []
     screenshot(page, "balance_en")
 

@@ -4,8 +4,8 @@ shared link reopens the same scenario, and nothing raises. Screenshots in Englis
 Chinese land in test-output/ for a human look."""
 from __future__ import annotations
 
-from tests.browser import (CHART, exception_texts, open_rendered, screenshot, wait_for_app,
-                           wait_for_change, wait_for_chart)
+from tests.browser import (CHART, exception_texts, open_app, open_rendered, rerun, screenshot,
+                           wait_for_charts)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 
@@ -16,23 +16,21 @@ def _step_time(page) -> str:
 
 
 def test_decode_page_switches_implementation(app_url, page):
-    page.goto(f"{app_url}/decode")
-    wait_for_app(page)
-    wait_for_chart(page)
+    open_app(page, f"{app_url}/decode")
     before = _step_time(page)
-    page.locator('[data-testid="stRadio"]').get_by_text("cube + vector", exact=True).click()
-    wait_for_app(page)
-    after = wait_for_change(lambda: _step_time(page), before)
+    with rerun(page):
+        page.locator('[data-testid="stRadio"]').get_by_text("cube + vector", exact=True).click()
+    after = _step_time(page)
     assert after.endswith("ms") and after != before
     assert "impl=cube_vector" in page.url
     shared = page.url
+    wait_for_charts(page)
     assert exception_texts(page) == []
     screenshot(page, "decode_en")
 
-    page.goto(shared)  # a copied link reopens the same scenario
-    wait_for_app(page)
-    wait_for_chart(page)
+    open_app(page, shared)  # a copied link reopens the same scenario
     assert _step_time(page) == after
+    wait_for_charts(page)
 
 
 def test_decode_page_in_chinese(app_url, page):

@@ -4,44 +4,38 @@ nothing raises. Screenshots in English and Chinese land in test-output/ for a hu
 """
 from __future__ import annotations
 
-
-from tests.browser import (CHART, exception_texts, microseconds, open_rendered, screenshot,
-                           wait_for_app, wait_for_chart, wait_for_change)
+from tests.browser import (CHART, PLOT, exception_texts, microseconds, open_app,
+                           open_rendered, rerun, screenshot, wait_for_change, wait_for_charts)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 CHARTS_PER_RUN = 7  # task grid, timeline, roofline, ratios, traffic, load balance, bandwidth
 
 
-
-
-
-
 def test_gemm_page_redraws_when_controls_change(app_url, page):
-    page.goto(f"{app_url}/gemm?M=2048&N=2048&K=256")  # 16 x 8 tasks: policies differ
-    wait_for_app(page)
-    wait_for_chart(page)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() >= CHARTS_PER_RUN
+    open_app(page, f"{app_url}/gemm?M=2048&N=2048&K=256")  # 16 x 8 tasks: policies differ
+    wait_for_charts(page)
+    assert page.locator(PLOT).count() >= CHARTS_PER_RUN
     grid = page.locator(CHART).first
     picture = grid.inner_html()
 
     page.locator('[data-testid="stSelectbox"]').filter(has_text="Task order").click()
-    page.get_by_role("option", name="column-major (y outer)").click()
-    wait_for_app(page)
-    wait_for_change(grid.inner_html, picture)
+    with rerun(page):
+        page.get_by_role("option", name="column-major (y outer)").click()
     assert "policy=col_major" in page.url
+    wait_for_change(grid.inner_html, picture)  # Plotly redraws after the run
 
     makespan = page.locator(METRIC_VALUE).first
     large = makespan.inner_text()
-    page.get_by_role("button", name="Small: 256 × 256 × 8192").click()
-    wait_for_app(page)
-    before = wait_for_change(makespan.inner_text, large)
-    assert before.endswith("µs")
-    page.get_by_role("button", name="Small + split-K (Z = 8)").click()
-    wait_for_app(page)
-    after = wait_for_change(makespan.inner_text, before)
+    with rerun(page):
+        page.get_by_role("button", name="Small: 256 × 256 × 8192").click()
+    before = makespan.inner_text()
+    assert before != large and before.endswith("µs")
+    with rerun(page):
+        page.get_by_role("button", name="Small + split-K (Z = 8)").click()
+    after = makespan.inner_text()
     assert microseconds(after) < microseconds(before)  # 16 tasks instead of 2
-    wait_for_chart(page)
     assert "grid_z=8" in page.url
+    wait_for_charts(page)
     assert exception_texts(page) == []
     page.locator(CHART).first.scroll_into_view_if_needed()
     screenshot(page, "gemm_en")

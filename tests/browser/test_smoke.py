@@ -4,31 +4,26 @@ of both pages (English and Chinese) land in test-output/ for a human look.
 """
 from __future__ import annotations
 
-
-from tests.browser import (assert_clean, exception_texts, microseconds, open_rendered,
-                           screenshot, wait_for_app, wait_for_chart, wait_for_change)
+from tests.browser import (PLOT, assert_clean, exception_texts, microseconds, open_app,
+                           open_rendered, rerun, screenshot, wait_for_charts)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 
 
-
-
 def test_playground_redraws_when_buffer_num_changes(app_url, page):
-    page.goto(f"{app_url}/vector_add?n=262144&block_dim=4&buffer_num=2")
-    wait_for_app(page)
-    charts = wait_for_chart(page)
-    assert charts.count() >= 6
+    open_app(page, f"{app_url}/vector_add?n=262144&block_dim=4&buffer_num=2")
+    assert wait_for_charts(page).count() >= 6
     makespan = page.locator(METRIC_VALUE).first
     before = makespan.inner_text()
     assert before.endswith("µs")
 
     radio = page.locator('[data-testid="stRadio"]').filter(has_text="BUFFER_NUM")
-    radio.get_by_text("1", exact=True).click()
-    wait_for_app(page)
-    after = wait_for_change(makespan.inner_text, before)
+    with rerun(page):
+        radio.get_by_text("1", exact=True).click()
+    after = makespan.inner_text()
     assert microseconds(after) > microseconds(before)
-    wait_for_chart(page)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 6
+    wait_for_charts(page)
+    assert page.locator(PLOT).count() >= 6
     assert "buffer_num=1" in page.url
     assert exception_texts(page) == []
     screenshot(page, "playground_en")

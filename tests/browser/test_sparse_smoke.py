@@ -3,21 +3,18 @@ step draw, an example button changes the scenario and the URL, nothing raises; E
 and Chinese screenshots land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (CHART, exception_texts, open_rendered, screenshot, wait_for_app,
-                           wait_for_change, wait_for_chart)
+from tests.browser import (exception_texts, open_app, open_rendered, rerun, screenshot,
+                           wait_for_charts)
 
 
 def test_sparse_page_example_changes_the_scenario(app_url, page):
-    page.goto(f"{app_url}/sparse")
-    wait_for_app(page, timeout_ms=120_000)
-    wait_for_chart(page)
-    url = page.url
-    page.get_by_role("button", name="StreamingLLM").click()
-    wait_for_app(page, timeout_ms=120_000)
-    wait_for_change(lambda: page.url, url)
+    open_app(page, f"{app_url}/sparse")
+    wait_for_charts(page)
+    assert "sparse=streaming" not in page.url
+    with rerun(page):
+        page.get_by_role("button", name="StreamingLLM").click()
     assert "sparse=streaming" in page.url
-    wait_for_chart(page)
-    assert page.locator(CHART).count() >= 3
+    assert wait_for_charts(page).count() >= 3
     assert exception_texts(page) == []
     screenshot(page, "sparse_en")
 

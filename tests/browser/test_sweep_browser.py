@@ -4,40 +4,44 @@ to the heat map redraws without re-running, the URL carries the grid, and nothin
 Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (CHART, exception_texts, screenshot, wait_for_app, wait_for_change,
-                           wait_for_chart)
+from tests.browser import (CHART, exception_texts, open_app, rerun, screenshot,
+                           wait_for_change, wait_for_charts)
 
 GRID = "x=tile&xv=1024:4096:*2&y=chip.ub_KiB&yv=16,192"
+SUMMARY = "6 scenarios: 2 refused"
 
 
 def _chart(page) -> str:
     return page.locator(CHART).first.inner_html()
 
 
+def _run_the_sweep(page, button: str, summary: str) -> None:
+    """Click Run; the sweep ends in a later run than the click's (the progress fragment
+    reruns the page when the background sweep is done), which draws its summary."""
+    with rerun(page):
+        page.get_by_role("button", name=button).click()
+    page.get_by_text(summary).wait_for()
+    wait_for_charts(page)
+
+
 def test_sweep_page_runs_a_tiny_sweep(app_url, page):
-    page.goto(f"{app_url}/sweep?{GRID}")
-    wait_for_app(page)
+    open_app(page, f"{app_url}/sweep?{GRID}")
     assert page.locator(CHART).count() == 0
-    page.get_by_role("button", name="Run the sweep").click()
-    wait_for_chart(page, timeout_ms=90_000)
-    wait_for_app(page)
-    assert page.get_by_text("6 scenarios: 2 refused").count() == 1
+    _run_the_sweep(page, "Run the sweep", SUMMARY)
+    assert page.get_by_text(SUMMARY).count() == 1
     assert page.locator('[data-testid="stDataFrame"]').count() == 1
     before = _chart(page)
-    page.locator('[data-testid="stRadio"]').get_by_text("heat map", exact=True).click()
-    wait_for_app(page)
-    wait_for_change(lambda: _chart(page), before)
+    with rerun(page):
+        page.locator('[data-testid="stRadio"]').get_by_text("heat map", exact=True).click()
     assert "chart=heatmap" in page.url and "xv=1024" in page.url
+    wait_for_change(lambda: _chart(page), before)
     assert exception_texts(page) == []
     screenshot(page, "sweep_en")
 
 
 def test_sweep_page_in_chinese(app_url, page):
-    page.goto(f"{app_url}/sweep?lang=zh&{GRID}")
-    wait_for_app(page)
-    page.get_by_role("button", name="运行扫描").click()
-    wait_for_chart(page, timeout_ms=90_000)
-    wait_for_app(page)
+    open_app(page, f"{app_url}/sweep?lang=zh&{GRID}")
+    _run_the_sweep(page, "运行扫描", "共 6 个场景：2 个被拒绝")
     assert page.get_by_text("参数扫描").count() >= 1
     assert exception_texts(page) == []
     screenshot(page, "sweep_zh")

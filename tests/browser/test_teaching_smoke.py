@@ -3,14 +3,14 @@ preset, the multi-card page draws its scaling, the troubleshooting lab shows its
 problems; nothing raises; screenshots land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import assert_clean, open_rendered, wait_for_app
+from tests.browser import assert_clean, open_app, open_rendered
 
 
 def _claims_text(page, url: str) -> str:
-    page.goto(url)
-    wait_for_app(page, timeout_ms=180_000)
-    page.get_by_text("The blog's claims, recomputed").first.wait_for()
+    open_app(page, url)
+    assert page.get_by_text("The blog's claims, recomputed").count() >= 1
     return page.locator('[data-testid="stMain"]').inner_text()
+
 
 def test_claims_recompute_for_another_preset(app_url, page):
     b2 = _claims_text(page, f"{app_url}/claims?preset=910B2")
@@ -18,10 +18,10 @@ def test_claims_recompute_for_another_preset(app_url, page):
     b4 = _claims_text(page, f"{app_url}/claims?preset=910B4")
     assert b2 != b4 and "910B4" in b4
 
+
 def test_multicard_and_lab_render(app_url, page):
     open_rendered(page, f"{app_url}/multicard?batch=4&cards=4", "Multi-card decode")
     assert_clean(page, "multicard_en")
-    page.goto(f"{app_url}/lab?lang=zh")
-    wait_for_app(page, timeout_ms=180_000)
+    open_app(page, f"{app_url}/lab?lang=zh")
     assert page.get_by_text("排障实验室").count() >= 1
     assert_clean(page, "lab_zh")
