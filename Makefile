@@ -18,6 +18,8 @@ ARGS  ?=
 # so a file's tests share its in-process caches; browser files come first and share one
 # app server (tests/app_server.py). JOBS=0 runs in this process only.
 JOBS  ?= auto
+# Rounds of `make test-stress` (the browser tests with every core kept busy).
+ROUNDS ?= 3
 
 # The interpreter the venv is made from: python3.11, or python3 when that is 3.11.
 BASE_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null)
@@ -26,11 +28,12 @@ BASE_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2
 NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 export NUMBA_CACHE_DIR
 
-.PHONY: help venv run test bench clean
+.PHONY: help venv run test test-stress bench clean
 
 help:
 	@echo "make run    start the app on http://$(ADDRESS):$(PORT) (PORT=, ADDRESS= to change)"
-	@echo "make test   run the whole test suite (browser tests need /usr/bin/chromium)"
+	@echo "make test   run the whole test suite (browser tests need chromium-headless-shell)"
+	@echo "make test-stress  the browser tests 3 times in a row with every core kept busy"
 	@echo "make bench  print the emulator benchmarks"
 	@echo "make venv   create .venv with the pinned requirements"
 	@echo "make clean  remove caches and test output (keeps .venv)"
@@ -50,6 +53,9 @@ run: venv
 
 test: venv
 	$(PY) -m pytest -q -n $(JOBS) --dist loadfile --durations=15 $(ARGS)
+
+test-stress: venv
+	$(PY) -m tests.stress --rounds $(ROUNDS) --jobs $(JOBS) $(ARGS)
 
 bench: venv
 	$(PY) -m bench.engine

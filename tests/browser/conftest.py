@@ -2,8 +2,8 @@
 
 * ``app_url`` (session): the run's one ``streamlit run app.py`` on a free loopback port,
   shared by every xdist worker and stopped by the run's controller (`tests.app_server`).
-* ``browser`` (session): Debian's /usr/bin/chromium launched headless by Playwright, one
-  per worker.
+* ``browser`` (session): Debian's chromium-headless-shell launched by Playwright, one per
+  worker.
 * ``page``: the worker's one 1400x1000 page, whose waits time out only at the suite's
   deadline (`tests.waiting`); each test opens its URL in it (a new Streamlit session every
   time), and a screenshot of it lands in test-output/ when its test fails. One page for
