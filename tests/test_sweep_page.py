@@ -6,11 +6,14 @@ message (never an exception), a link reopens the grid, and Chinese works.
 """
 from __future__ import annotations
 
+import threading
+
 from streamlit.testing.v1 import AppTest
 
 from explorer.core.sweep import RESULTS
+from explorer.ui import sweep_view
 from tests.apptest_helpers import open_page, run, texts
-from tests.waiting import poll_until
+from tests.waiting import DEADLINE_S, poll_until
 
 PAGE = "explorer/ui/pages/sweep.py"
 
@@ -69,15 +72,46 @@ def test_two_parameters_heat_map_with_refused_cells_and_a_cached_rerun():
     assert len(at.dataframe[0].value) == 6
 
 
-def test_cancel_stops_a_long_sweep_and_keeps_the_finished_part():
-    at = sweep_page({"xv": "4096:819200:4096"})
+class GatedExecutor:
+    """Runs sweep points in this process, each only when the test lets one through, so the
+    sweep is still running when the test presses Cancel, on any machine."""
+
+    def __init__(self) -> None:
+        self._passes = threading.Semaphore(0)
+
+    def let_through(self, points: int) -> None:
+        for _ in range(points):
+            self._passes.release()
+
+    def map(self, fn, items, progress=None, cancelled=None) -> dict:
+        out = {}
+        for index, item in enumerate(items):
+            assert self._passes.acquire(timeout=DEADLINE_S), "no point was let through"
+            if cancelled and cancelled():
+                break
+            out[index] = fn(item)
+            if progress:
+                progress(len(out), len(items))
+        return out
+
+
+def test_cancel_stops_a_long_sweep_and_keeps_the_finished_part(monkeypatch):
+    gated = GatedExecutor()
+    monkeypatch.setattr(sweep_view, "local_executor", lambda workers: gated)
+    at = sweep_page({"xv": "4099:819800:4099"})  # 200 points no other test simulates
     at.button(key="sw_run").click()
     run(at)
     assert running(at)
+    job = at.session_state[sweep_view.JOB]
+    assert job.done == 0
+    gated.let_through(2)
+    poll_until(lambda: job.done, lambda done: done == 2, "two points to finish")
     at.button(key="sw_cancel").click()
-    finish(run(at))
+    run(at)
+    gated.let_through(1)  # the next point sees the cancel and the run stops
+    finish(at)
     assert "Stopped:" in texts(at.warning)
-    assert len(at.dataframe[0].value) < 200
+    assert len(at.dataframe[0].value) == 2
     assert not at.error
 
 
