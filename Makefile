@@ -15,8 +15,9 @@ ADDRESS ?= localhost
 # Extra arguments for pytest, e.g. `make test ARGS="-k layering -x"`.
 ARGS  ?=
 # pytest-xdist workers: one per core (2 on CI). Whole files go to one worker (loadfile),
-# so a file's tests share its in-process caches; browser files come first and share one
-# app server (tests/app_server.py). JOBS=0 runs in this process only.
+# so a file's tests share its in-process caches, in collection order (browser files first,
+# see tests/conftest.py), not by test count; the browser files share one app server
+# (tests/app_server.py). JOBS=0 runs in this process only.
 JOBS  ?= auto
 # Rounds of `make test-stress` (the browser tests with every core kept busy).
 ROUNDS ?= 3
@@ -52,7 +53,7 @@ run: venv
 		--server.address $(ADDRESS) --browser.gatherUsageStats false
 
 test: venv
-	$(PY) -m pytest -q -n $(JOBS) --dist loadfile --durations=15 $(ARGS)
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS)
 
 test-stress: venv
 	$(PY) -m tests.stress --rounds $(ROUNDS) --jobs $(JOBS) $(ARGS)

@@ -73,6 +73,15 @@ def _compile_engine() -> None:
                                                         "block_dim": 2}))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Browser tests first (a stable sort keeps the rest in collection order). They are the
+    longest files, so starting them first leaves short files for the end of the run (make
+    test hands whole files to the workers in this order: --no-loadscope-reorder), and the
+    app server and chromium work beside the other worker's tests instead of after them."""
+    browser = REPO_ROOT / "tests" / "browser"
+    items.sort(key=lambda item: browser not in Path(item.path).parents)
+
+
 def pytest_configure(config):
     if _is_controller(config):
         app_server.open_run()

@@ -36,6 +36,7 @@ def stop(procs: list[subprocess.Popen]) -> None:
 def run_round(jobs: str, extra: list[str]) -> tuple[int, float]:
     """One run of the browser tests: (pytest's exit code, wall seconds)."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-n", jobs, "--dist", "loadfile",
+           "--no-loadscope-reorder",
            "tests/browser", *extra]
     started = time.monotonic()
     code = subprocess.run(cmd, cwd=REPO_ROOT, env={**os.environ, "CI": "true"}).returncode

@@ -70,6 +70,13 @@ _RAN_AFTER_JS = f"""(after) => {{
     return marker !== null && Number(marker.dataset.run) > after
         && (state === 'notRunning' || state === 'compilationError');
 }}"""
+# `text` is on the page and no run is going on: the run that drew it has ended.
+_DRAWN_AND_IDLE_JS = f"""(text) => {{
+    const app = document.querySelector('[data-testid="stApp"]');
+    const state = app && app.getAttribute('data-test-script-state');
+    return document.body.innerText.includes(text)
+        && (state === 'notRunning' || state === 'compilationError');
+}}"""
 # Every chart on the page has drawn its SVG (and there is at least one chart).
 _CHARTS_DRAWN_JS = f"""() => {{
     const charts = document.querySelectorAll('{PLOT}');
@@ -102,6 +109,12 @@ def rerun(page):
     before = run_count(page)
     yield
     wait_for_run(page, before)
+
+
+def wait_for_text_drawn(page, text: str) -> None:
+    """Wait until ``text`` is on the page and the run that drew it has ended: for what a
+    later run draws (a background job's result), not the one the last click caused."""
+    page.wait_for_function(_DRAWN_AND_IDLE_JS, arg=text, polling=POLL_MS)
 
 
 def open_app(page, url: str) -> None:
@@ -162,4 +175,4 @@ __all__ = ["CHART", "CHROMIUM", "CHROMIUM_ARGS", "CHROMIUM_MISSING", "DEADLINE_M
            "EXCEPTION", "OUTPUT_DIR", "PLOT", "REPO_ROOT", "VIEWPORT", "assert_clean",
            "exception_texts", "microseconds", "new_context", "open_app", "open_rendered", "rerun",
            "run_count", "screenshot", "wait_for_change", "wait_for_charts", "wait_for_run",
-           "wait_for_url"]
+           "wait_for_text_drawn", "wait_for_url"]

@@ -5,7 +5,7 @@ Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
 from tests.browser import (CHART, exception_texts, open_app, rerun, screenshot,
-                           wait_for_change, wait_for_charts)
+                           wait_for_change, wait_for_charts, wait_for_text_drawn)
 
 GRID = "x=tile&xv=1024:4096:*2&y=chip.ub_KiB&yv=16,192"
 SUMMARY = "6 scenarios: 2 refused"
@@ -16,11 +16,12 @@ def _chart(page) -> str:
 
 
 def _run_the_sweep(page, button: str, summary: str) -> None:
-    """Click Run; the sweep ends in a later run than the click's (the progress fragment
-    reruns the page when the background sweep is done), which draws its summary."""
+    """Click Run; the sweep may end in a later run than the click's (the progress fragment
+    reruns the page when the background sweep is done): wait for the run that draws the
+    summary, the chart and the table to end."""
     with rerun(page):
         page.get_by_role("button", name=button).click()
-    page.get_by_text(summary).wait_for()
+    wait_for_text_drawn(page, summary)
     wait_for_charts(page)
 
 
