@@ -9,6 +9,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.ui import widgets
+from explorer.ui.run_marker import TEST_ID as RUN_MARKER_ID
 from tests.apptest_helpers import run, start_app, texts, widget
 
 CHIP = "explorer/ui/pages/chip.py"
@@ -40,6 +42,29 @@ def metric(at: AppTest, label_start: str) -> str:
 
 def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+# ---- the run marker ----------------------------------------------------------------------
+def _run_markers(at: AppTest) -> list[str]:
+    return [element.proto.body for element in at.get("html") if RUN_MARKER_ID in element.proto.body]
+
+
+def test_every_run_ends_with_its_number_even_when_the_page_raises(monkeypatch):
+    at = start()
+    assert _run_markers(at) == [f'<div data-testid="{RUN_MARKER_ID}" data-run="1" hidden></div>']
+    last = at.main.children[max(at.main.children)]
+    assert RUN_MARKER_ID in last.proto.body  # the last element of the run
+    run(at.switch_page(PLAYGROUND))
+    assert 'data-run="2"' in _run_markers(at)[0]
+    assert 'data-run="1"' in _run_markers(start())[0]  # counted per session
+
+    def broken() -> None:
+        raise RuntimeError("a page that raises")
+
+    monkeypatch.setattr(widgets, "sidebar", broken)
+    at.run()
+    assert "a page that raises" in at.exception[0].value
+    assert len(_run_markers(at)) == 1 and 'data-run="3"' in _run_markers(at)[0]
 
 
 # ---- chip page ---------------------------------------------------------------------------

@@ -46,9 +46,8 @@ CHROMIUM_ARGS = (
     "--disable-sync",
 )
 VIEWPORT = {"width": 1400, "height": 1000}
-# Playwright re-evaluates a wait_for_function condition on this interval. Its default,
-# every animation frame, makes a headless software-rendered chromium paint frames
-# non-stop while it waits, which costs more CPU than the page itself.
+# Playwright re-evaluates a wait_for_function condition on this interval (the suite's
+# polling interval) rather than on every animation frame.
 POLL_MS = POLL_INTERVAL_S * 1000
 
 PLOT = '[data-testid="stPlotlyChart"]'
@@ -56,27 +55,22 @@ CHART = f"{PLOT} .main-svg"
 EXCEPTION = '[data-testid="stException"]'
 RUN_MARKER = f'[data-testid="{RUN_MARKER_ID}"]'
 
+# Streamlit marks its root with the script's state; "notRunning" is idle (no run going on
+# or requested).
+_IDLE_JS = """(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const state = app && app.getAttribute('data-test-script-state');
+    return state === 'notRunning' || state === 'compilationError';
+})()"""
 # The number of the session's last ended run (0 before the first one ends).
 _RUN_COUNT_JS = f"""() => {{
     const marker = document.querySelector('{RUN_MARKER}');
     return marker ? Number(marker.dataset.run) : 0;
 }}"""
-# A run numbered above `after` has ended and no other is running or requested. Streamlit
-# marks its root with the script's state; "notRunning" is idle.
-_RAN_AFTER_JS = f"""(after) => {{
-    const marker = document.querySelector('{RUN_MARKER}');
-    const app = document.querySelector('[data-testid="stApp"]');
-    const state = app && app.getAttribute('data-test-script-state');
-    return marker !== null && Number(marker.dataset.run) > after
-        && (state === 'notRunning' || state === 'compilationError');
-}}"""
-# `text` is on the page and no run is going on: the run that drew it has ended.
-_DRAWN_AND_IDLE_JS = f"""(text) => {{
-    const app = document.querySelector('[data-testid="stApp"]');
-    const state = app && app.getAttribute('data-test-script-state');
-    return document.body.innerText.includes(text)
-        && (state === 'notRunning' || state === 'compilationError');
-}}"""
+# A run numbered above `after` has ended and the app is idle.
+_RAN_AFTER_JS = f"(after) => ({_RUN_COUNT_JS})() > after && {_IDLE_JS}"
+# `text` is on the page and the app is idle: the run that drew it has ended.
+_DRAWN_AND_IDLE_JS = f"(text) => document.body.innerText.includes(text) && {_IDLE_JS}"
 # Every chart on the page has drawn its SVG (and there is at least one chart).
 _CHARTS_DRAWN_JS = f"""() => {{
     const charts = document.querySelectorAll('{PLOT}');
@@ -170,9 +164,3 @@ def assert_clean(page, name: str) -> None:
     assert exception_texts(page) == []
     screenshot(page, name)
 
-
-__all__ = ["CHART", "CHROMIUM", "CHROMIUM_ARGS", "CHROMIUM_MISSING", "DEADLINE_MS",
-           "EXCEPTION", "OUTPUT_DIR", "PLOT", "REPO_ROOT", "VIEWPORT", "assert_clean",
-           "exception_texts", "microseconds", "new_context", "open_app", "open_rendered", "rerun",
-           "run_count", "screenshot", "wait_for_change", "wait_for_charts", "wait_for_run",
-           "wait_for_text_drawn", "wait_for_url"]
