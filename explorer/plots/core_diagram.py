@@ -172,7 +172,7 @@ def core_diagram_figure(chip, lang: str = "en") -> go.Figure:
     fig = go.Figure()
     _gm_box(fig, chip, lang)
     title = _split(fig, chip, lang) if chip.architecture == "split" else _coupled(fig, chip, lang)
-    fig.update_layout(title=dict(text=title), template="plotly_white", height=640,
+    fig.update_layout(title=dict(text=title), height=640,
                       margin=dict(l=10, r=10, t=60, b=10), showlegend=False,
                       plot_bgcolor="white")
     fig.update_xaxes(visible=False, range=[0, 100], fixedrange=True)
