@@ -65,6 +65,19 @@ def _f(key, section, unit, kind, lo, hi, tunable, step, zero_means=""):
 _NO_FIXPIPE = "no fixpipe (coupled cores)"
 _NO_PRECISION = "the cube lacks this precision"
 
+
+def _dma_path(prefix: str, zero_means: str = "") -> tuple[FieldSpec, ...]:
+    """The four numbers of one DMA path's queue (DESIGN.md §4 rule 1)."""
+    lo = 0 if zero_means else 1  # 0 only where the chip lacks the path
+    return (_f(f"{prefix}_issue_cycles", "transfer", "cycles", float, 0, 10_000, True, 1,
+               zero_means),
+            _f(f"{prefix}_burst_cycles", "transfer", "cycles/burst", float, 0, 1000, True,
+               0.25, zero_means),
+            _f(f"{prefix}_latency_cycles", "transfer", "cycles", int, 0, 100_000, True, 10,
+               zero_means),
+            _f(f"{prefix}_max_outstanding", "transfer", "copies", int, lo, 256, True, 1,
+               zero_means))
+
 FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
     # cores
     _f("ai_cores", "cores", "cores", int, 1, 64, True, 1),
@@ -109,13 +122,24 @@ FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
     _f("gm_read_l2_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
     _f("gm_read_l1_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
     _f("gm_write_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
-    _f("gm_read_latency_cycles", "transfer", "cycles", int, 0, 100_000, True, 10),
-    _f("gm_write_latency_cycles", "transfer", "cycles", int, 0, 100_000, True, 10),
+    # DMA queues (MTE2 reads, MTE3 writes, fixpipe L0C -> GM): a copy holds its pipe for
+    # issue_cycles + burst_cycles per dma_burst_bytes, then is in flight for latency_cycles
+    # before its bytes stream; at most max_outstanding copies per pipe are in flight.
+    _f("dma_burst_bytes", "transfer", "bytes", int, 1, 65536, False, 32),
+    *_dma_path("gm_read"),
+    *_dma_path("gm_write"),
+    *_dma_path("fixpipe_gm", _NO_FIXPIPE),
     _f("ub_copy_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),
     _f("sync_all_cycles", "transfer", "cycles", int, 0, 1_000_000, True, 10),
 )}
 
-FIXPIPE_KEYS = ("fixpipe_l1_bytes_per_cycle", "fixpipe_gm_bytes_per_cycle", "fixpipe_fixed_cycles")
+#: must be > 0 on split chips (they have a fixpipe) and 0 on coupled ones
+FIXPIPE_KEYS = ("fixpipe_l1_bytes_per_cycle", "fixpipe_gm_bytes_per_cycle", "fixpipe_fixed_cycles",
+                "fixpipe_gm_latency_cycles", "fixpipe_gm_max_outstanding")
+#: must be 0 on coupled chips; a split chip's may be 0 (an issue cost that is negligible)
+FIXPIPE_COST_KEYS = ("fixpipe_gm_issue_cycles", "fixpipe_gm_burst_cycles")
+#: the DMA paths of DESIGN.md §4 rule 1, by field prefix
+DMA_PATHS = ("gm_read", "gm_write", "fixpipe_gm")
 ALIGN_KEYS = ("ub_align_bytes", "l1_align_bytes", "l0ab_align_bytes", "l0c_align_bytes")
 
 

@@ -80,8 +80,19 @@ class Chip:
     gm_read_l2_bytes_per_cycle: float
     gm_read_l1_bytes_per_cycle: float
     gm_write_bytes_per_cycle: float
+    dma_burst_bytes: int
+    gm_read_issue_cycles: float
+    gm_read_burst_cycles: float
     gm_read_latency_cycles: int
+    gm_read_max_outstanding: int
+    gm_write_issue_cycles: float
+    gm_write_burst_cycles: float
     gm_write_latency_cycles: int
+    gm_write_max_outstanding: int
+    fixpipe_gm_issue_cycles: float
+    fixpipe_gm_burst_cycles: float
+    fixpipe_gm_latency_cycles: int
+    fixpipe_gm_max_outstanding: int
     ub_copy_bytes_per_cycle: float
     sync_all_cycles: int
     # (key, Provenance) for every key of FIELDS, in FIELDS order

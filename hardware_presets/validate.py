@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 
 from .errors import InputError
 from .fields import (ALIGN_KEYS, ARCHITECTURES, CONFIDENCES, CUBE_PRECISIONS, FIELDS,
-                     FILE_STATUSES, FIXPIPE_KEYS, META_KEYS, PROVENANCE_PARTS, SECTIONS,
-                     VECTOR_DTYPES, FieldSpec, section_keys)
+                     FILE_STATUSES, FIXPIPE_COST_KEYS, FIXPIPE_KEYS, META_KEYS,
+                     PROVENANCE_PARTS, SECTIONS, VECTOR_DTYPES, FieldSpec, section_keys)
 from .schema import Chip, Provenance
 
 Where = Callable[[str], str]  # field key -> "file: section.key" label for messages
@@ -207,7 +207,7 @@ def _check_cores(arch: str, v: Mapping, where: Where) -> None:
                 raise InputError(where(key), v[key], f"greater than 0 and at most {spec.max:g} "
                                  f"{spec.unit}: split cube cores have a fixpipe")
     else:
-        for key in FIXPIPE_KEYS:
+        for key in FIXPIPE_KEYS + FIXPIPE_COST_KEYS:
             if v[key] != 0:
                 raise InputError(where(key), v[key], "0: coupled chips have no fixpipe "
                                  "(L0C -> UB goes through the vector unit)")

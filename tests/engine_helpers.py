@@ -95,11 +95,11 @@ def served_bytes(program: Program, costs: Costs, schedule: Schedule) -> tuple[fl
 
 
 def min_durations(program: Program, chip, costs: Costs, schedule: Schedule) -> np.ndarray:
-    """A lower bound on each instruction's duration: fixed cost, plus for a GM transfer its
-    bytes at the best rate its path allows (min of the per-core cap and the pool's
-    bandwidth); a SyncAll at least the sync cost."""
+    """A lower bound on each instruction's duration: its issue time, plus for a GM copy its
+    latency and its bytes at the best rate its path allows (min of the per-core cap and
+    the pool's bandwidth); a SyncAll at least the sync cost."""
     c = program.cols
-    dur = costs.fixed_ns.copy()
+    dur = costs.issue_ns + costs.latency_ns
     nbytes = c["nbytes"].astype(float)
     hbm_rate = np.minimum(costs.cap_hbm, chip.hbm_bytes_per_ns)
     l2_rate = np.minimum(costs.cap_l2, chip.l2_bytes_per_ns)
@@ -118,9 +118,11 @@ def time_tolerance(costs: Costs) -> float:
     return 1e-6 + (TOL_BYTES / caps.min() if len(caps) else 0.0)
 
 
-def critical_path(program: Program, weights: np.ndarray) -> float:
-    """Longest path through dependencies plus lane (program) order, each instruction
-    weighted; the members of one SyncAll are one node (they end together)."""
+def critical_path(program: Program, weights: np.ndarray, issue: np.ndarray | None = None) -> float:
+    """Longest path through dependencies plus lane (program) order: an instruction ends
+    ``weights`` after it starts and lets the next of its lane start ``issue`` after it
+    starts (default: when it ends); the members of one SyncAll are one node (they end
+    together and hold their lanes until then)."""
     c = program.cols
     n = len(program)
     node = np.arange(n)
@@ -128,22 +130,26 @@ def critical_path(program: Program, weights: np.ndarray) -> float:
     for g in np.unique(groups[groups >= 0]):
         members = np.flatnonzero(groups == g)
         node[members] = members[0]
-    preds: list[set[int]] = [set() for _ in range(n)]
+    issue = weights if issue is None else np.where(groups >= 0, weights, issue)
+    lane_preds: list[set[int]] = [set() for _ in range(n)]
+    dep_preds: list[set[int]] = [set() for _ in range(n)]
     order = lane_order(c)
     lane = c["core"][order].astype(np.int64) * 64 + c["pipe"][order]
     for a, b, same in zip(order[:-1], order[1:], lane[:-1] == lane[1:]):
         if same and node[a] != node[b]:
-            preds[node[b]].add(node[a])
+            lane_preds[node[b]].add(int(a))
     for i in range(n):
         for d in program.dep_idx[program.dep_ptr[i]:program.dep_ptr[i + 1]]:
             if node[d] != node[i]:
-                preds[node[i]].add(int(node[d]))
+                dep_preds[node[i]].add(int(d))
     weight = np.zeros(n)
     np.maximum.at(weight, node, weights)
-    finish = np.full(n, np.nan)
+    begin = np.full(n, np.nan)  # earliest start of each node
+    preds = [{int(node[p]) for p in lp | dp} for lp, dp in zip(lane_preds, dep_preds)]
     for v in _topological(preds, np.unique(node)):
-        finish[v] = max((finish[p] for p in preds[v]), default=0.0) + weight[v]
-    return float(np.nanmax(finish)) if n else 0.0
+        begin[v] = max([begin[node[p]] + weight[node[p]] for p in dep_preds[v]] +
+                       [begin[node[p]] + issue[p] for p in lane_preds[v]], default=0.0)
+    return float(np.nanmax(begin + weight)) if n else 0.0
 
 
 def _topological(preds: list[set[int]], nodes: np.ndarray) -> list[int]:
@@ -165,6 +171,30 @@ def _topological(preds: list[set[int]], nodes: np.ndarray) -> list[int]:
     return out
 
 
+def check_lanes(program: Program, costs: Costs, schedule: Schedule) -> None:
+    """Each lane issues in program order, one issue at a time; a compute instruction holds
+    its lane until it ends; no lane holds more than ``max_outstanding`` copies in flight."""
+    c = program.cols
+    start, end = schedule.start_ns, schedule.end_ns
+    copies = costs.gm != 0
+    np.testing.assert_allclose(schedule.issue_end_ns[copies],
+                               start[copies] + costs.issue_ns[copies], rtol=0, atol=1e-9,
+                               err_msg="a copy's issue end is not start + issue cost")
+    issued = np.where(copies, schedule.issue_end_ns, end)  # compute holds its lane to the end
+    order = lane_order(c)
+    lanes = c["core"][order].astype(np.int64) * 64 + c["pipe"][order]
+    same = lanes[1:] == lanes[:-1]
+    gap = start[order][1:] - issued[order][:-1]
+    assert (gap[same] >= 0).all(), "a lane issued two instructions at once or out of order"
+    for lane in np.unique(lanes):
+        ids = order[lanes == lane]
+        # copies in flight when each instruction starts (those started before, not ended)
+        before = np.arange(len(ids))[:, None] > np.arange(len(ids))[None, :]
+        live = before & (end[ids][None, :] > start[ids][:, None])
+        assert (live.sum(axis=1) < costs.max_outstanding[ids]).all(), \
+            "a lane held more copies in flight than max_outstanding"
+
+
 def check_invariants(program: Program, chip, schedule: Schedule) -> None:
     """Assert every invariant of DESIGN.md §4 on one schedule."""
     c = program.cols
@@ -172,17 +202,13 @@ def check_invariants(program: Program, chip, schedule: Schedule) -> None:
     start, end = schedule.start_ns, schedule.end_ns
     assert not np.isnan(start).any() and not np.isnan(end).any(), "an instruction never ran"
     tol = time_tolerance(costs)
-    # one instruction at a time per lane, in program order
-    order = lane_order(c)
-    same_lane = (c["core"][order][1:] == c["core"][order][:-1]) & \
-        (c["pipe"][order][1:] == c["pipe"][order][:-1])
-    gap = start[order][1:] - end[order][:-1]
-    assert (gap[same_lane] >= 0).all(), "a lane ran two instructions at once or out of order"
+    check_lanes(program, costs, schedule)
     # dependencies
     after = np.repeat(np.arange(len(program)), np.diff(program.dep_ptr))
     assert (start[after] >= end[program.dep_idx]).all(), "started before a dependency ended"
     # durations
-    assert (end >= start + costs.fixed_ns - tol).all(), "shorter than its fixed cost"
+    assert (end >= start + costs.issue_ns + costs.latency_ns - tol).all(), \
+        "shorter than its fixed cost"
     dur = min_durations(program, chip, costs, schedule)
     assert (end - start >= dur - tol).all(), "faster than its path allows"
     joiners = schedule.served == SERVED_MULTICAST
@@ -207,11 +233,11 @@ def check_invariants(program: Program, chip, schedule: Schedule) -> None:
     # makespan bounds: roofline and critical path
     makespan = schedule.makespan_ns
     lanes = c["core"].astype(np.int64) * 64 + c["pipe"]
-    lane_busy = np.bincount(np.unique(lanes, return_inverse=True)[1], weights=costs.fixed_ns)
+    lane_busy = np.bincount(np.unique(lanes, return_inverse=True)[1], weights=costs.issue_ns)
     roofline = max(hbm_bytes / chip.hbm_bytes_per_ns, l2_bytes / chip.l2_bytes_per_ns,
                    lane_busy.max(initial=0.0))
     assert makespan >= roofline * (1 - 1e-9) - tol, f"makespan {makespan} < roofline {roofline}"
-    path = critical_path(program, dur)
+    path = critical_path(program, dur, costs.issue_ns)
     slack = tol * max(n_gm, 1) + 1e-9 * path
     assert makespan >= path - slack, f"makespan {makespan} < critical path {path}"
 
@@ -252,6 +278,20 @@ def _op(draw, cores: list[int], n_regions: int, index: int) -> tuple:
 
 
 @st.composite
+def _dma_overrides(draw) -> dict:
+    """Queue numbers of the three DMA paths: serial (1 in flight) to deeply pipelined."""
+    out = {"dma_burst_bytes": draw(st.sampled_from([32, 128]))}
+    for prefix in ("gm_read", "gm_write", "fixpipe_gm"):
+        out[f"{prefix}_issue_cycles"] = draw(st.sampled_from([0.0, 2.0, 12.5]))
+        out[f"{prefix}_burst_cycles"] = draw(st.sampled_from([0.0, 0.5, 3.0]))
+        out[f"{prefix}_latency_cycles"] = draw(st.sampled_from([0, 10, 40]))
+        out[f"{prefix}_max_outstanding"] = draw(st.sampled_from([1, 2, 4]))
+    if out["fixpipe_gm_latency_cycles"] == 0:
+        out["fixpipe_gm_latency_cycles"] = 1  # a split chip's fixpipe latency is > 0
+    return out
+
+
+@st.composite
 def program_specs(draw, max_ops: int = 24) -> dict:
     """A random small program on 2-4 cores of the tiny chip, with chip overrides.
 
@@ -272,7 +312,8 @@ def program_specs(draw, max_ops: int = 24) -> dict:
     overrides = dict(cluster_size=draw(st.sampled_from([2, 1])),
                      l2_MiB=draw(st.sampled_from([1, 2])),
                      hbm_bandwidth_GBps=draw(st.sampled_from([16.0, 48.0, 64.0, 1000.0])),
-                     l2_bandwidth_GBps=draw(st.sampled_from([64.0, 100.0, 256.0])))
+                     l2_bandwidth_GBps=draw(st.sampled_from([64.0, 100.0, 256.0])),
+                     **draw(_dma_overrides()))
     return dict(cores=tuple(cores), regions_kib=regions, ops=ops, emit=emit,
                 overrides=overrides)
 

@@ -2,10 +2,12 @@
 
 Tiny chip numbers used below (1000 MHz, so 1 cycle = 1 ns and B bytes/cycle = B bytes/ns):
 GM read latency 10, HBM read cap 32 B/ns, L2 read cap 64 B/ns; GM write latency 10, cap
-32 B/ns; HBM 64 GB/s, L2 256 GB/s, L2 1 MiB; vector: 10 cycles + bytes / 256;
+32 B/ns; DMA issue cost 0 (the pipelining tests set their own), up to 4 copies in flight
+per pipe; HBM 64 GB/s, L2 256 GB/s, L2 1 MiB; vector: 10 cycles + bytes / 256;
 SyncAll 100 cycles. Cores 0, 1 are AICs, 2..5 AIVs. So on an idle memory system a 3200-byte
 read from HBM takes 10 + 3200/32 = 110 ns, from L2 10 + 3200/64 = 60 ns, a 3200-byte write
-110 ns, a 6400-element fp16 Add 10 + 12800/256 = 60 ns.
+110 ns, a 6400-element fp16 Add 10 + 12800/256 = 60 ns. ``SERIAL`` keeps one read in
+flight per pipe, for tests about what a read is served from.
 """
 from __future__ import annotations
 
@@ -24,6 +26,9 @@ pytestmark = pytest.mark.parametrize("engine", ENGINES)
 
 AIV0, AIV1, AIV2, AIV3 = 2, 3, 4, 5
 KIB = 1024
+SERIAL = dict(gm_read_max_outstanding=1)
+#: DataCopy issue cost of the pipelining tests: 12 cycles + 0.5 per 128 B burst
+QUEUED = dict(gm_read_issue_cycles=12.0, gm_read_burst_cycles=0.5)
 
 
 def span(schedule, i) -> tuple[float, float]:
@@ -100,14 +105,16 @@ def _spans(sched, ids):
 def test_double_buffering_overlaps_copy_in_with_compute(engine):
     program, (copy_in, add, copy_out) = _vector_add_like(2)
     sched = run(program, tiny(), engine=engine)
-    # BUFFER_NUM = 2: CopyIn of tile j+1 needs only Add of tile j-1 to free a slot, so it
-    # runs during Add of tile j. A read and a write at 32 B/ns each exactly fill the 64 GB/s
-    # HBM, so copies never slow each other down.
-    assert _spans(sched, copy_in) == [(0, 110), (110, 220), (220, 330)]
-    assert _spans(sched, add) == [(110, 170), (220, 280), (330, 390)]
-    assert _spans(sched, copy_out) == [(170, 280), (280, 390), (390, 500)]
+    # BUFFER_NUM = 2: CopyIn of tiles 0 and 1 both issue at 0 (two free slots); their
+    # latencies overlap, their bytes stream one after the other on MTE2 (10..110, 110..210).
+    # CopyIn 2 waits for Add 0 to free a slot (170), then for tile 1's bytes (210..310).
+    # A read and a write at 32 B/ns each exactly fill the 64 GB/s HBM.
+    assert _spans(sched, copy_in) == [(0, 110), (0, 210), (170, 310)]
+    assert _spans(sched, add) == [(110, 170), (210, 270), (310, 370)]
+    # CopyOut 1 issues at 270 while CopyOut 0 is in flight and streams after it (280)
+    assert _spans(sched, copy_out) == [(170, 280), (270, 380), (370, 480)]
     assert sched.start_ns[copy_in[1]] < sched.end_ns[add[0]]  # the overlap
-    assert sched.makespan_ns == 500.0
+    assert sched.makespan_ns == 480.0
 
 
 def test_single_buffering_serialises_copy_in_after_compute(engine):
@@ -168,7 +175,7 @@ def test_second_read_of_a_region_hits_l2(engine):
     region = b.regions(3200)
     first = read(b, AIV0, 3200, 0, region)
     second = read(b, AIV0, 3200, 1, region)
-    sched = run(b.build(), tiny(), engine=engine)
+    sched = run(b.build(), tiny(**SERIAL), engine=engine)
     assert span(sched, first) == (0.0, 110.0)  # HBM at the 32 B/ns cap
     assert span(sched, second) == (110.0, 170.0)  # L2 at the 64 B/ns cap: 10 + 3200/64
     assert sched.served.tolist() == [SERVED_HBM, SERVED_L2]
@@ -183,7 +190,7 @@ def test_l2_hit_limited_by_l2_bandwidth(engine):
     hits = [read(b, core, 3200, 1, region) for core in (AIV0, AIV1)]
     for h in hits[1:]:
         b.depend(h, 0)
-    sched = run(b.build(), tiny(l2_bandwidth_GBps=32.0), engine=engine)
+    sched = run(b.build(), tiny(l2_bandwidth_GBps=32.0, **SERIAL), engine=engine)
     # both hits start at 110; they share 32 GB/s of L2: 16 B/ns each, 10 + 3200/16
     assert [span(sched, h) for h in hits] == [(110.0, 320.0), (110.0, 320.0)]
     assert sched.served.tolist() == [SERVED_HBM, SERVED_L2, SERVED_L2]
@@ -208,7 +215,7 @@ def test_l2_evicts_least_recently_used_region(engine):
     # one lane, 3200 bytes each (a region is the unit of residency, the read a part of it)
     order = [a, bb, a, c, a, bb, huge, huge]
     ids = [read(b, AIV0, 3200, seq, region) for seq, region in enumerate(order)]
-    sched = run(b.build(), tiny(), engine=engine)
+    sched = run(b.build(), tiny(**SERIAL), engine=engine)
     # L2 holds 1 MiB = two regions. A, B fill it; the hit on A makes B least recently
     # used, so C evicts B (FIFO would have evicted A); A hits again; B misses. The 2 MiB
     # region never fits, so it misses every time.
@@ -381,3 +388,78 @@ def test_single_clustered_read_of_the_last_region(engine):
     schedule = run(b.build(), tiny(cluster_size=2), engine=engine)
     assert span(schedule, i) == (0.0, 110.0)  # 10 ns latency + 3200 B at 32 B/ns
     assert schedule.served[i][0] == SERVED_HBM
+
+
+# ---- DMA queues: issue, in flight, arrival (DESIGN.md §4 rule 1) ------------------------
+def _copies(count: int, nbytes: int = 128):
+    b = ProgramBuilder("copies")
+    ids = [int(read(b, AIV0, nbytes, seq)[0]) for seq in range(count)]
+    return b, ids
+
+
+def test_back_to_back_copies_issue_then_arrive(engine):
+    b, ids = _copies(4)
+    sched = run(b.build(), tiny(**QUEUED), engine=engine)
+    # issue 12 + 0.5 x 1 burst = 12.5 ns each: issue, issue, issue, issue ...
+    assert sched.start_ns[ids].tolist() == [0.0, 12.5, 25.0, 37.5]
+    assert sched.issue_end_ns[ids].tolist() == [12.5, 25.0, 37.5, 50.0]
+    # ... then arrivals: 10 ns latency after the issue, 128 B at 32 B/ns = 4 ns
+    assert sched.end_ns[ids].tolist() == [26.5, 39.0, 51.5, 64.0]
+    assert sched.start_ns[ids[2]] < sched.end_ns[ids[0]]  # three copies in flight at once
+
+
+def test_one_copy_in_flight_pays_every_latency_in_series(engine):
+    b, ids = _copies(4)
+    sched = run(b.build(), tiny(gm_read_max_outstanding=1, **QUEUED), engine=engine)
+    assert sched.start_ns[ids].tolist() == [0.0, 26.5, 53.0, 79.5]
+    assert sched.end_ns[ids].tolist() == [26.5, 53.0, 79.5, 106.0]
+
+
+def test_issue_waits_for_the_oldest_copy_when_the_queue_is_full(engine):
+    b, ids = _copies(4)
+    sched = run(b.build(), tiny(gm_read_max_outstanding=2, **QUEUED), engine=engine)
+    # copies 0, 1 issue at 0 and 12.5; copy 2 waits for copy 0 to arrive (26.5), copy 3
+    # for copy 1 (39.0); each arrives 26.5 after its start
+    assert sched.start_ns[ids].tolist() == [0.0, 12.5, 26.5, 39.0]
+    assert sched.end_ns[ids].tolist() == [26.5, 39.0, 53.0, 65.5]
+
+
+def test_bursts_add_to_the_issue_cost(engine):
+    b, ids = _copies(2, nbytes=1000)  # ceil(1000 / 128) = 8 bursts: 12 + 8 x 0.5 = 16 ns
+    sched = run(b.build(), tiny(**QUEUED), engine=engine)
+    assert sched.start_ns[ids].tolist() == [0.0, 16.0]
+    # 1000 B at 32 B/ns = 31.25 ns of streaming; copy 1's latency ends at 42, but its
+    # bytes stream behind copy 0's (26..57.25): 57.25..88.5
+    assert sched.end_ns[ids].tolist() == [57.25, 88.5]
+
+
+def test_dependants_wait_for_arrival_the_pipe_only_for_its_issue(engine):
+    b = ProgramBuilder("arrival")
+    first = read(b, AIV0, 128, 0)
+    second = read(b, AIV0, 128, 1)
+    add = b.vector(AIV0, "Add", 128, "fp16", 0)
+    b.depend(add, first)
+    sched = run(b.build(), tiny(**QUEUED), engine=engine)
+    assert span(sched, first) == (0.0, 26.5)
+    assert span(sched, second) == (12.5, 39.0)  # issued while the first was in flight
+    assert span(sched, add) == (26.5, 37.5)  # 10 + 256 / 256, after the data arrived
+
+
+def test_writes_and_fixpipe_are_queues_too(engine):
+    b = ProgramBuilder("writes")
+    w = [int(write(b, AIV0, 128, seq)[0]) for seq in range(2)]
+    f = [int(b.transfer(0, Pipe.FIX, "Fixpipe", Level.L0C, Level.GM, 128, seq)[0])
+         for seq in range(2)]
+    on_chip = b.transfer(0, Pipe.FIX, "Fixpipe", Level.L0C, Level.L1, 1280, 2)
+    chip = tiny(gm_write_issue_cycles=5.0, fixpipe_gm_issue_cycles=3.0,
+                hbm_bandwidth_GBps=1000.0)  # plenty: the two pipes never slow each other
+    sched = run(b.build(), chip, engine=engine)
+    # MTE3: issue 5, latency 10, 128 B at 32 B/ns: 0..19, 5..24
+    assert sched.start_ns[w].tolist() == [0.0, 5.0]
+    assert sched.end_ns[w].tolist() == [19.0, 24.0]
+    # FIX to GM: issue 3, latency 20, 128 B at 64 B/ns: 0..25, 3..28
+    assert sched.start_ns[f].tolist() == [0.0, 3.0]
+    assert sched.end_ns[f].tolist() == [25.0, 28.0]
+    # the on-chip L0C -> L1 move holds the pipe: it waits until both copies arrived,
+    # then takes 20 + 1280 / 128 = 30 ns
+    assert span(sched, on_chip) == (28.0, 58.0)

@@ -1,12 +1,14 @@
 """The numba event loop: the same rules as reference.py, at millions of instructions/second.
 
 Differences from the twin are only in bookkeeping, never in the rules:
+* an event key is 4 * instruction + kind, so the heap breaks ties as the twin's tuples do;
 * transfers of one pool with the same per-core cap form a class; max-min fairness gives
   every member of a class the same rate, so each class keeps a virtual clock (bytes each
   member has received since the class was last empty) and a min-heap of finish tags
   (virtual clock at entry + bytes). An event costs O(classes + log transfers), not O(n);
 * L2 residency is an intrusive doubly-linked LRU list over region ids;
-* in-flight multicast leaders and their joiners are intrusive singly-linked lists.
+* in-flight multicast leaders and their joiners, and each lane's copies waiting to stream,
+  are intrusive singly-linked lists.
 All state lives in flat arrays created once, and helpers are inlined, so the hot loop does
 no allocation and no reference counting. This is the only module that imports numba.
 """
@@ -17,7 +19,7 @@ from numba import njit
 
 from .config import JIT_OPTIONS
 
-COMPLETE, ENTER = 0, 1
+COMPLETE, ENTER, ISSUED = 0, 1, 2
 SERVED_HBM, SERVED_L2, SERVED_MULTICAST = 1, 2, 3
 GM_READ, GM_WRITE = 1, 2
 
@@ -132,10 +134,17 @@ def _l2_install(r, region_bytes, capacity, resident, prev, nxt, ends, fst):
 
 
 @njit(**JIT_OPTIONS)
-def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm, cls_l2,
-               region, region_bytes, cluster, barrier, bar_ptr, bar_members, sync_ns,
-               l2_capacity, class_cap, class_pool, pool_bw, deps_left, start, end, served,
-               seg, eps_ns, tol):
+def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes):
+    """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes)."""
+    _push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], i)
+    cnt[k] += 1
+
+
+@njit(**JIT_OPTIONS)
+def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out, gm, nbytes,
+               cls_hbm, cls_l2, region, region_bytes, cluster, barrier, bar_ptr, bar_members,
+               sync_ns, l2_capacity, class_cap, class_pool, pool_bw, deps_left, start, end,
+               served, seg, eps_ns, tol):
     """The event loop; fills start/end/served/seg and returns the number of segments.
 
     One loop iteration: start every lane queued in ``todo`` that can start, then take the
@@ -144,10 +153,15 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
     arrays are never passed to helpers in the hot path (numba would reference-count them).
     """
     n, n_lanes, n_cls, n_reg = len(lane), len(lane_ptr) - 1, len(class_cap), len(region_bytes)
-    cap = n_lanes + 1
+    cap = n_lanes + 1  # flows at once: one per lane
+    ev_cap = n_lanes * ((np.max(max_out) if n > 0 else 1) + 1) + 1  # in flight + ISSUED
     head = lane_ptr[:-1].copy()
-    busy = np.zeros(n_lanes, np.bool_)
-    ev_t, ev_k = np.zeros(cap), np.zeros(cap, np.int64)
+    issuing = np.zeros(n_lanes, np.bool_)
+    in_flight = np.zeros(n_lanes, np.int64)
+    streaming = np.full(n_lanes, -1, np.int64)
+    wait_head, wait_tail = np.full(n_lanes, -1, np.int64), np.full(n_lanes, -1, np.int64)
+    wait_next = np.full(n, -1, np.int64)
+    ev_t, ev_k = np.zeros(ev_cap), np.zeros(ev_cap, np.int64)
     n_ev = 0
     fst = np.zeros(2)  # (unused, L2 bytes in use) for _l2_install
     now = 0.0
@@ -171,23 +185,27 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
         for q in range(n_todo):  # -- try to start the head of each queued lane, in order
             ln = todo[q]
             i = head[ln]
-            if busy[ln] or i >= lane_ptr[ln + 1] or deps_left[i] > 0:
+            if i >= lane_ptr[ln + 1] or issuing[ln] or deps_left[i] > 0 or \
+                    in_flight[ln] >= max_out[i]:
                 continue
-            busy[ln] = True
+            head[ln] += 1
+            issuing[ln] = True
+            in_flight[ln] += 1
             start[i] = now
             g = barrier[i]
             if g >= 0:  # SyncAll: the last arrival releases every participant
                 arrived[g] += 1
                 if arrived[g] == bar_ptr[g + 1] - bar_ptr[g]:
                     for m in range(bar_ptr[g], bar_ptr[g + 1]):
-                        n_ev = _push(ev_t, ev_k, 0, n_ev, now + sync_ns, 2 * bar_members[m])
+                        n_ev = _push(ev_t, ev_k, 0, n_ev, now + sync_ns, 4 * bar_members[m])
                 continue
-            kind = COMPLETE
+            if gm[i] == 0:
+                n_ev = _push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * i + COMPLETE)
+                continue
+            n_ev = _push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * i + ISSUED)
             if gm[i] == GM_WRITE:
                 served[i] = SERVED_HBM
-                kind = ENTER
-            elif gm[i] == GM_READ:
-                kind = ENTER
+            else:
                 r, c = region[i], cluster[i]
                 if r >= 0 and c >= 0:
                     j = inflight_head[r]
@@ -206,7 +224,7 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
                     served[i] = SERVED_L2
                 else:
                     served[i] = SERVED_HBM
-            n_ev = _push(ev_t, ev_k, 0, n_ev, now + fixed_ns[i], 2 * i + kind)
+            n_ev = _push(ev_t, ev_k, 0, n_ev, now + issue_ns[i] + latency_ns[i], 4 * i + ENTER)
         n_todo = 0
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
             _water_fill(cnt, class_cap, class_pool, pool_bw, rate)
@@ -240,7 +258,7 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
             now = t
         for k in range(n_flowing_classes):  # transfers whose last byte arrived complete
             while cnt[k] > 0 and ctag[k * cap] - vclock[k] <= tol:
-                n_ev = _push(ev_t, ev_k, 0, n_ev, now, 2 * cidx[k * cap] + COMPLETE)
+                n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * cidx[k * cap] + COMPLETE)
                 _pop(ctag, cidx, k * cap, cnt[k])
                 cnt[k] -= 1
                 dirty = True
@@ -250,14 +268,27 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
             continue
         key = ev_k[0]
         n_ev = _pop(ev_t, ev_k, 0, n_ev)
-        i = key >> 1
-        if key & 1:  # -- ENTER: the fixed latency is over, the bytes start to flow
+        i = key >> 2
+        kind = key & 3
+        ln = lane[i]
+        if kind == ISSUED:  # -- the issue slot is free again
+            issuing[ln] = False
+            todo[0] = ln
+            n_todo = 1
+            continue
+        if kind == ENTER:  # -- the latency is over: stream now, or behind the lane's copy
             if nbytes[i] <= tol:
-                n_ev = _push(ev_t, ev_k, 0, n_ev, now, 2 * i + COMPLETE)
+                n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * i + COMPLETE)
+            elif streaming[ln] >= 0:
+                if wait_tail[ln] >= 0:
+                    wait_next[wait_tail[ln]] = i
+                else:
+                    wait_head[ln] = i
+                wait_tail[ln] = i
             else:
                 k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
-                _push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], i)
-                cnt[k] += 1
+                _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes)
+                streaming[ln] = i
                 dirty = True
                 n_flowing_classes = max(n_flowing_classes, k + 1)
             continue
@@ -274,15 +305,28 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, fixed_ns, gm, nbytes, cls_hbm
                     inflight_next[prev] = inflight_next[i]
                 j = join_head[i]
                 while j >= 0:  # joiners end with the leader, not before their own latency
-                    n_ev = _push(ev_t, ev_k, 0, n_ev, max(now, start[j] + fixed_ns[j]),
-                                 2 * j + COMPLETE)
+                    n_ev = _push(ev_t, ev_k, 0, n_ev,
+                                 max(now, start[j] + issue_ns[j] + latency_ns[j]),
+                                 4 * j + COMPLETE)
                     j = join_next[j]
             if r >= 0 and served[i] != SERVED_L2:
                 _l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
                             lru_ends, fst)
-        ln = lane[i]
-        busy[ln] = False
-        head[ln] += 1
+        if streaming[ln] == i:  # the next copy of the lane streams
+            streaming[ln] = -1
+            j = wait_head[ln]
+            if j >= 0:
+                wait_head[ln] = wait_next[j]
+                if wait_head[ln] < 0:
+                    wait_tail[ln] = -1
+                k = cls_l2[j] if served[j] == SERVED_L2 else cls_hbm[j]
+                _stream(j, k, vclock, ctag, cidx, cnt, cap, nbytes)
+                streaming[ln] = j
+                dirty = True
+                n_flowing_classes = max(n_flowing_classes, k + 1)
+        if gm[i] == 0:
+            issuing[ln] = False
+        in_flight[ln] -= 1
         todo[0] = ln  # its own lane first, then each successor that became ready
         n_todo = 1
         for q in range(succ_ptr[i], succ_ptr[i + 1]):

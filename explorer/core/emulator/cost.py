@@ -1,9 +1,11 @@
 """The cost model: how long each instruction takes on a given chip, before any contention.
 
 Compute and on-chip moves get a fixed duration, ``fixed cycles + work / throughput`` in the
-core's own clock (DESIGN.md §4 rule 3). GM transfers get a fixed latency plus bytes that
-flow through the shared memory system under a per-core path cap; the engine times the
-flowing part. All times are nanoseconds and all rates bytes per nanosecond (= GB/s).
+core's own clock (DESIGN.md §4 rule 3): they hold their pipe for all of it. GM transfers are
+DMA copies (rule 1): they hold their pipe only for an issue cost, are then in flight for a
+latency, and their bytes flow through the shared memory system under a per-core path cap;
+the engine times the flowing part. All times are nanoseconds and all rates bytes per
+nanosecond (= GB/s).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.cycles import mmad_cycles, vector_cycles
+from hardware_presets.fields import DMA_PATHS
 from kernels.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program
 
 GM_NONE, GM_READ, GM_WRITE = 0, 1, 2
@@ -35,7 +38,9 @@ _ONCHIP = {
 class Costs:
     """Per-instruction timing inputs for the engine (indexed by program instruction id)."""
 
-    fixed_ns: np.ndarray  # whole duration, or the latency before a GM transfer's bytes flow
+    issue_ns: np.ndarray  # time the pipe is held: the whole duration, or a copy's issue cost
+    latency_ns: np.ndarray  # GM copies: from the end of the issue until the bytes flow
+    max_outstanding: np.ndarray  # int64: copies its pipe may hold in flight (1: one at a time)
     gm: np.ndarray  # GM_NONE / GM_READ / GM_WRITE
     cap_hbm: np.ndarray  # bytes/ns cap of this core's path when served by HBM
     cap_l2: np.ndarray  # bytes/ns cap when served by L2 (reads)
@@ -58,9 +63,11 @@ def compute_costs(program: Program, chip: Chip) -> Costs:
     cycles += _mmad_cycles(c, chip)
     cycles += _vector_cycles(c, chip)
     cycles += np.where(c["kind"] == Kind.SCALAR, c["cycles"], 0.0)
-    gm, caps = _transfer_cycles(c, chip, cycles)
+    gm, caps, paths = _transfer_cycles(c, chip, cycles)
+    latency, max_out = _dma_queues(c, chip, paths, cycles)
     per_ns = clock / 1000.0  # cycles per ns
-    return Costs(_cycles_to_ns(cycles, clock), gm, caps[0] * per_ns, caps[1] * per_ns,
+    return Costs(_cycles_to_ns(cycles, clock), _cycles_to_ns(latency, clock), max_out, gm,
+                 caps[0] * per_ns, caps[1] * per_ns,
                  chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
 
 
@@ -90,26 +97,44 @@ def _vector_cycles(c: dict, chip: Chip) -> np.ndarray:
     return np.where(is_vec, vector_cycles(chip, c["elems"], width, c["vclass"]), 0.0)
 
 
+def _dma_paths(c: dict, gm: np.ndarray) -> dict[str, np.ndarray]:
+    """Which GM copies take which DMA path (field prefix of DMA_PATHS)."""
+    fix = (gm == GM_WRITE) & (c["pipe"] == Pipe.FIX)
+    return dict(zip(DMA_PATHS, (gm == GM_READ, (gm == GM_WRITE) & ~fix, fix)))
+
+
+def _dma_queues(c: dict, chip: Chip, paths: dict, cycles: np.ndarray):
+    """Issue cycles of GM copies (added in place), their latency and the queue depth."""
+    latency = np.zeros(len(cycles))
+    max_out = np.ones(len(cycles), np.int64)
+    bursts = np.ceil(c["nbytes"].astype(float) / chip.dma_burst_bytes)
+    for prefix, sel in paths.items():
+        if not sel.any():
+            continue
+        cycles[sel] += getattr(chip, f"{prefix}_issue_cycles") + \
+            bursts[sel] * getattr(chip, f"{prefix}_burst_cycles")
+        latency[sel] = getattr(chip, f"{prefix}_latency_cycles")
+        max_out[sel] = getattr(chip, f"{prefix}_max_outstanding")
+    return latency, max_out
+
+
 def _transfer_cycles(c: dict, chip: Chip, cycles: np.ndarray):
-    """Fill fixed cycles of transfers in place; return GM kind and per-core caps (B/cycle)."""
+    """Fixed cycles of on-chip moves (in place); GM kind, per-core caps (B/cycle) and the
+    DMA path of every GM copy."""
     is_tr = c["kind"] == Kind.TRANSFER
     src, dst, nbytes = c["src"], c["dst"], c["nbytes"].astype(float)
     gm = np.where(is_tr & (src == Level.GM), GM_READ,
                   np.where(is_tr & (dst == Level.GM), GM_WRITE, GM_NONE)).astype(np.int8)
     cap_hbm = np.zeros(len(src))
     cap_l2 = np.zeros(len(src))
-    reads = gm == GM_READ
-    cycles[reads] += chip.gm_read_latency_cycles
+    paths = _dma_paths(c, gm)
+    reads, fix_write, other_write = paths["gm_read"], paths["fixpipe_gm"], paths["gm_write"]
     cap_hbm[reads] = chip.gm_read_hbm_bytes_per_cycle
     cap_l2[reads] = np.where(dst[reads] == Level.L1, chip.gm_read_l1_bytes_per_cycle,
                              chip.gm_read_l2_bytes_per_cycle)
-    fix_write = (gm == GM_WRITE) & (c["pipe"] == Pipe.FIX)
-    other_write = (gm == GM_WRITE) & ~fix_write
     if fix_write.any() and not chip.has_fixpipe:
         raise InputError("pipe", "FIX", f"no fixpipe on {chip.display_name} (coupled)")
-    cycles[fix_write] += chip.fixpipe_fixed_cycles
     cap_hbm[fix_write] = cap_l2[fix_write] = chip.fixpipe_gm_bytes_per_cycle
-    cycles[other_write] += chip.gm_write_latency_cycles
     cap_hbm[other_write] = cap_l2[other_write] = chip.gm_write_bytes_per_cycle
     onchip = is_tr & (gm == GM_NONE)
     for (s, d), (rate, fixed) in _ONCHIP.items():
@@ -124,4 +149,4 @@ def _transfer_cycles(c: dict, chip: Chip, cycles: np.ndarray):
         path = f"{Level(int(src[i])).name}->{Level(int(dst[i])).name}"
         raise InputError("transfer path", path, "a path the chip has: GM<->L1/UB/L0, "
                          + ", ".join(f"{s.name}->{d.name}" for s, d in _ONCHIP))
-    return gm, (cap_hbm, cap_l2)
+    return gm, (cap_hbm, cap_l2), paths

@@ -32,7 +32,9 @@ class EngineInput:
     dep_idx: np.ndarray
     succ_ptr: np.ndarray
     succ_idx: np.ndarray
-    fixed_ns: np.ndarray
+    issue_ns: np.ndarray  # time the pipe is held (a compute instruction's whole duration)
+    latency_ns: np.ndarray  # GM copies: issue end -> bytes start to flow
+    max_out: np.ndarray  # int64 copies its pipe may hold in flight (1 for compute)
     gm: np.ndarray  # int8: GM_NONE / GM_READ / GM_WRITE
     nbytes: np.ndarray  # float64
     cap_hbm: np.ndarray
@@ -135,7 +137,8 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
               out=bar_ptr[1:])
     return EngineInput(
         order=order, lane=lane, lane_ptr=lane_ptr, dep_ptr=dep_ptr, dep_idx=dep_idx,
-        succ_ptr=succ_ptr, succ_idx=succ_idx, fixed_ns=costs.fixed_ns[order], gm=gm,
+        succ_ptr=succ_ptr, succ_idx=succ_idx, issue_ns=costs.issue_ns[order],
+        latency_ns=costs.latency_ns[order], max_out=costs.max_outstanding[order], gm=gm,
         nbytes=c["nbytes"][order].astype(float), cap_hbm=cap_hbm, cap_l2=cap_l2,
         cls_hbm=cls_hbm, cls_l2=cls_l2, class_cap=class_cap, class_pool=class_pool,
         region=c["region"][order].astype(np.int64),

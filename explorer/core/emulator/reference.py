@@ -1,6 +1,11 @@
 """The readable twin of the engine: DESIGN.md §4's rules written as plainly as possible.
 
-It is the executable definition the numba engine is tested against. Shared bandwidth is
+It is the executable definition the numba engine is tested against. A lane (core, pipe)
+issues in program order. A compute instruction holds its lane until it completes. A GM
+copy holds it only for its issue cost (ISSUED frees the lane), is in flight for its
+latency (ENTER: its bytes may flow), and streams behind the lane's earlier copies (one
+flow per lane: the per-core path cap is the pipe's); at most ``max_out`` copies per lane
+are in flight between issue start and arrival (COMPLETE). Shared bandwidth is
 recomputed from scratch at every event by max-min water-filling over all active transfers,
 and each transfer tracks its own remaining bytes; the jit engine gets the same answer with
 per-class virtual clocks. Too slow for big programs, which is why the jit engine exists.
@@ -9,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 
 import numpy as np
 
@@ -17,7 +22,7 @@ from .cost import GM_READ, GM_WRITE, POOL_HBM, POOL_L2
 from .lowering import EPS_NS, TOL_BYTES, EngineInput
 from .schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST, Schedule
 
-COMPLETE, ENTER = 0, 1
+COMPLETE, ENTER, ISSUED = 0, 1, 2
 
 
 def max_min_rates(caps: list[float], bandwidth: float) -> list[float]:
@@ -42,7 +47,11 @@ class ReferenceEngine:
         self.served = np.zeros(n, np.int8)
         self.deps_left = np.diff(inp.dep_ptr).astype(np.int64)
         self.head = inp.lane_ptr[:-1].copy()
-        self.busy = np.zeros(len(inp.lane_ptr) - 1, bool)
+        n_lanes = len(inp.lane_ptr) - 1
+        self.issuing = np.zeros(n_lanes, bool)  # the lane's issue slot is taken
+        self.in_flight = np.zeros(n_lanes, np.int64)  # started, not yet complete
+        self.streaming = np.full(n_lanes, -1)  # the lane's copy whose bytes flow, or -1
+        self.waiting: list[deque] = [deque() for _ in range(n_lanes)]  # latency over
         self.events: list[tuple[float, int, int]] = []
         self.flows: dict[int, list] = {}  # id -> [pool, cap, remaining bytes]
         self.now = 0.0
@@ -54,7 +63,7 @@ class ReferenceEngine:
         self.segments: list[tuple[float, float, float, float]] = []
 
     def run(self) -> Schedule:
-        for lane in range(len(self.busy)):
+        for lane in range(len(self.issuing)):
             self.try_start(lane)
         while True:
             t_event = self.events[0][0] if self.events else math.inf
@@ -66,7 +75,13 @@ class ReferenceEngine:
                 continue
             self.advance(t_event)
             _, i, kind = heapq.heappop(self.events)
-            self.enter_flow(i) if kind == ENTER else self.complete(i)
+            if kind == ENTER:
+                self.enter_flow(i)
+            elif kind == ISSUED:
+                self.issuing[self.inp.lane[i]] = False
+                self.try_start(self.inp.lane[i])
+            else:
+                self.complete(i)
         return Schedule.from_internal(self.inp, self.start, self.end, self.served,
                                       self.segments)
 
@@ -108,20 +123,26 @@ class ReferenceEngine:
     # -- instructions -----------------------------------------------------------------
     def try_start(self, lane: int) -> None:
         i = self.head[lane]
-        if self.busy[lane] or i >= self.inp.lane_ptr[lane + 1] or self.deps_left[i] > 0:
-            return
-        self.busy[lane] = True
-        self.start[i] = self.now
         inp = self.inp
+        if i >= inp.lane_ptr[lane + 1] or self.issuing[lane] or self.deps_left[i] > 0 or \
+                self.in_flight[lane] >= inp.max_out[i]:
+            return
+        self.head[lane] += 1
+        self.issuing[lane] = True
+        self.in_flight[lane] += 1
+        self.start[i] = self.now
         if inp.barrier[i] >= 0:
             self.arrive(inp.barrier[i])
-        elif inp.gm[i] == GM_READ:
-            self.issue_read(i)
-        elif inp.gm[i] == GM_WRITE:
+            return
+        if inp.gm[i] == 0:
+            heapq.heappush(self.events, (self.now + inp.issue_ns[i], i, COMPLETE))
+            return
+        heapq.heappush(self.events, (self.now + inp.issue_ns[i], i, ISSUED))
+        if inp.gm[i] == GM_WRITE:
             self.served[i] = SERVED_HBM
-            heapq.heappush(self.events, (self.now + inp.fixed_ns[i], i, ENTER))
-        else:
-            heapq.heappush(self.events, (self.now + inp.fixed_ns[i], i, COMPLETE))
+        elif self.issue_read(i):
+            return  # a multicast joiner: no flow of its own
+        heapq.heappush(self.events, (self.now + inp.issue_ns[i] + inp.latency_ns[i], i, ENTER))
 
     def arrive(self, group: int) -> None:
         """SyncAll: when the last participant arrives, all are released together."""
@@ -131,14 +152,14 @@ class ReferenceEngine:
             for m in self.inp.bar_members[lo:hi]:
                 heapq.heappush(self.events, (self.now + self.inp.sync_ns, m, COMPLETE))
 
-    def issue_read(self, i: int) -> None:
-        """A GM read joins a same-cluster fetch in flight, hits L2, or goes to HBM."""
+    def issue_read(self, i: int) -> bool:
+        """A GM read joins a same-cluster fetch in flight (True), hits L2, or goes to HBM."""
         region, cluster = self.inp.region[i], self.inp.cluster[i]
         leader = self.inflight.get((region, cluster)) if region >= 0 and cluster >= 0 else None
         if leader is not None:
             self.served[i] = SERVED_MULTICAST
             self.joiners[leader].append(i)
-            return
+            return True
         if region >= 0 and region in self.lru:
             self.lru.move_to_end(region)
             self.served[i] = SERVED_L2
@@ -146,24 +167,37 @@ class ReferenceEngine:
             self.served[i] = SERVED_HBM
         if region >= 0 and cluster >= 0:
             self.inflight[(region, cluster)] = i
-        heapq.heappush(self.events, (self.now + self.inp.fixed_ns[i], i, ENTER))
+        return False
 
     def enter_flow(self, i: int) -> None:
-        l2 = self.served[i] == SERVED_L2
-        cap = self.inp.cap_l2[i] if l2 else self.inp.cap_hbm[i]
+        """The latency is over: stream now, or behind the lane's copy that is streaming."""
+        lane = self.inp.lane[i]
         if self.inp.nbytes[i] <= TOL_BYTES:
             heapq.heappush(self.events, (self.now, i, COMPLETE))
+        elif self.streaming[lane] >= 0:
+            self.waiting[lane].append(i)
         else:
-            self.flows[i] = [POOL_L2 if l2 else POOL_HBM, cap, self.inp.nbytes[i]]
+            self.stream(i)
+
+    def stream(self, i: int) -> None:
+        l2 = self.served[i] == SERVED_L2
+        cap = self.inp.cap_l2[i] if l2 else self.inp.cap_hbm[i]
+        self.streaming[self.inp.lane[i]] = i
+        self.flows[i] = [POOL_L2 if l2 else POOL_HBM, cap, self.inp.nbytes[i]]
 
     def complete(self, i: int) -> None:
         inp = self.inp
         self.end[i] = self.now
+        lane = inp.lane[i]
         if inp.gm[i] and self.served[i] != SERVED_MULTICAST:
             self.finish_transfer(i)
-        lane = inp.lane[i]
-        self.busy[lane] = False
-        self.head[lane] += 1
+        if self.streaming[lane] == i:
+            self.streaming[lane] = -1
+            if self.waiting[lane]:
+                self.stream(self.waiting[lane].popleft())
+        if inp.gm[i] == 0:
+            self.issuing[lane] = False
+        self.in_flight[lane] -= 1
         ready = [lane]  # its own lane first, then each successor that became ready
         for s in inp.succ_idx[inp.succ_ptr[i]:inp.succ_ptr[i + 1]]:
             self.deps_left[s] -= 1
@@ -179,7 +213,7 @@ class ReferenceEngine:
         if self.inflight.get((region, cluster)) == i:
             del self.inflight[(region, cluster)]
         for j in self.joiners.pop(i, []):
-            t = max(self.now, self.start[j] + inp.fixed_ns[j])
+            t = max(self.now, self.start[j] + inp.issue_ns[j] + inp.latency_ns[j])
             heapq.heappush(self.events, (t, j, COMPLETE))
         if region < 0 or self.served[i] == SERVED_L2:
             return

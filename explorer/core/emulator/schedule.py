@@ -1,5 +1,5 @@
-"""What an engine run returns: start and end of every instruction, where each GM read was
-served from, and the memory system's throughput over time."""
+"""What an engine run returns: start, end of issue and end of every instruction, where each
+GM read was served from, and the memory system's throughput over time."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +14,9 @@ SERVED_NAMES = ("", "HBM", "L2", "multicast")
 class Schedule:
     """Engine output indexed by program instruction id (NaN times: never ran)."""
 
-    start_ns: np.ndarray
-    end_ns: np.ndarray
+    start_ns: np.ndarray  # issue starts
+    end_ns: np.ndarray  # done (a GM copy: its data has arrived)
+    issue_end_ns: np.ndarray  # the pipe may issue again (= end_ns but for GM copies)
     served: np.ndarray  # SERVED_* per instruction
     segments: np.ndarray  # rows (t0_ns, t1_ns, hbm_bytes_per_ns, l2_bytes_per_ns)
 
@@ -23,11 +24,12 @@ class Schedule:
     def from_internal(cls, inp, start, end, served, segments) -> "Schedule":
         """Map arrays indexed by internal (lane-ordered) id back to program ids."""
         n = len(inp.order)
-        out = [np.empty(n), np.empty(n), np.empty(n, np.int8)]
-        for dst, src in zip(out, (start, end, served)):
+        issued = np.where(inp.gm != 0, start + inp.issue_ns, end)  # issue never waits
+        out = [np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.int8)]
+        for dst, src in zip(out, (start, end, issued, served)):
             dst[inp.order] = src
         seg = np.asarray(segments, float).reshape(-1, 4)
-        return cls(out[0], out[1], out[2], seg)
+        return cls(out[0], out[1], out[2], out[3], seg)
 
     @property
     def unfinished(self) -> np.ndarray:
