@@ -36,6 +36,7 @@ def timeline_table(program: Program, schedule: Schedule, chip: Chip) -> pd.DataF
         "op": _categorical(c["op"], program.op_names),
         "task": c["task"].astype(np.int64),
         "start_ns": schedule.start_ns,
+        "issue_end_ns": schedule.issue_end_ns,
         "end_ns": schedule.end_ns,
         "bytes": np.where(is_tr, c["nbytes"], 0),
         "src": _categorical(np.where(is_tr, c["src"], -1), LEVEL_NAMES),
@@ -61,14 +62,17 @@ def union_length(group: np.ndarray, start: np.ndarray, end: np.ndarray,
 
 
 def per_core_table(timeline: pd.DataFrame, chip: Chip, makespan: float) -> pd.DataFrame:
-    """Busy time and ratio per pipe, active (union) time and stalls, for cores that ran."""
+    """Busy time and ratio per pipe, active (union) time and stalls, for cores that ran.
+
+    A pipe is busy while it issues or has a copy in flight (the union of its instructions'
+    start..end), as Ascend's profiler counts a DMA pipe: several copies in flight at once
+    count once."""
     n_cores = len(chip.core_kinds())
     core = timeline["core"].to_numpy()
     start, end = timeline["start_ns"].to_numpy(), timeline["end_ns"].to_numpy()
     pipe = timeline["pipe"].cat.codes.to_numpy()
-    dur = end - start
-    busy = np.bincount(core * N_PIPES + pipe, weights=dur,
-                       minlength=n_cores * N_PIPES).reshape(n_cores, N_PIPES)
+    busy = union_length(core * N_PIPES + pipe, start, end,
+                        n_cores * N_PIPES).reshape(n_cores, N_PIPES)
     used = np.flatnonzero(np.bincount(core, minlength=n_cores))
     table = pd.DataFrame({"core": used, "core_name": np.asarray(chip.core_names())[used],
                           "core_kind": np.asarray(chip.core_kinds())[used]})
