@@ -141,7 +141,7 @@ def test_the_gallery_pairs_say_their_lesson():
             found = cmp.sentences(cmp.compare(simulate(gallery.load(a)),
                                               simulate(gallery.load(b))))
             said[lesson] = ids(found)
-    assert said["double_buffer"] == ["compare.say.faster", "compare.say.double_buffer_on"]
+    assert said["double_buffer"][:2] == ["compare.say.faster", "compare.say.double_buffer_on"]
     assert said["split_k"][:2] == ["compare.say.faster", "compare.say.cores_more"]
 
 
@@ -206,7 +206,7 @@ def test_cli_prints_diff_table_and_sentences(capsys):
     assert cli.main(["compare", *paths]) == cli.EXIT_OK
     out = capsys.readouterr().out
     assert "params.buffer_num" in out and "1 → 2" in out
-    assert "Kernel duration" in out and "B is 1.04× faster than A" in out
+    assert "Kernel duration" in out and "B is 1.54× faster than A" in out
     assert cli.main(["compare", paths[0], paths[0], "--json"]) == cli.EXIT_OK
     data = json.loads(capsys.readouterr().out)
     assert data["diff"] == [] and data["sentences"] == []

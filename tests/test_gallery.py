@@ -85,7 +85,8 @@ def test_double_buffering_overlaps_copy_and_compute(runs):
     a, b = (r.metrics for r in pair(runs, "double_buffer"))
     assert b["makespan_us"] < a["makespan_us"]
     assert a["overlap_ratio"] < 0.05 and b["overlap_ratio"] > 0.8
-    assert b["makespan_us"] > 0.9 * a["makespan_us"]  # copy-bound: only a few per cent
+    # two copies in flight hide the DataCopy latency too: about 1.5x faster
+    assert b["makespan_us"] < 0.75 * a["makespan_us"]
 
 
 def test_gemm_double_buffering_pays_when_copy_and_cube_are_comparable(runs):

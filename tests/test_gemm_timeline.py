@@ -19,6 +19,11 @@ from tests.test_gemm_build import B2, C910, SMALL, build, expected_counts, spans
 
 
 # ---- hand-worked timelines on the tiny chip ------------------------------------------------
+#: These timelines keep one copy in flight per DMA pipe (each copy pays its latency in
+#: series), so they test the kernel's dependencies; test_one_tile_with_dma_queues shows
+#: the tiny chip's own queues (4 copies in flight) at work.
+ONE_AT_A_TIME = dict(gm_read_max_outstanding=1, gm_write_max_outstanding=1,
+                     fixpipe_gm_max_outstanding=1)
 ONE_TILE = dict(M=16, N=16, K=64, base_m=16, base_n=16, base_k=32, depth_k=2, block_dim=1)
 
 
@@ -41,7 +46,7 @@ def test_one_tile_by_hand(engine, db_l0):
     FIX:  Fixpipe C (16 x 16 fp16 = 512 B, alone on HBM): 20 + 512 / 64 = 28 after the
           last Mmad: [210, 238] or [222, 250].
     """
-    chip = tiny()
+    chip = tiny(**ONE_AT_A_TIME)
     prog = build(chip, **ONE_TILE, db_l0=db_l0)
     s = run(prog, chip, engine=engine)
     assert spans(prog, s, "Load A -> L1") == [(0, 74)]
@@ -65,6 +70,21 @@ def test_one_tile_by_hand(engine, db_l0):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_one_tile_with_dma_queues(engine):
+    """ONE_TILE on the tiny chip's own queues (issue cost 0, 4 copies in flight): Load B
+    issues at 0 beside Load A, its latency (10) overlaps A's streaming and its bytes stream
+    after A's on MTE2: [0, 74 + 2048 / 32 = 138]. Everything after B moves 10 ns earlier
+    than with one copy at a time: LoadData B step 0 [138, 156], Mmad step 0 [156, 168]."""
+    chip = tiny()
+    prog = build(chip, **ONE_TILE, db_l0=True)
+    s = run(prog, chip, engine=engine)
+    assert spans(prog, s, "Load A -> L1") == [(0, 74)]
+    assert spans(prog, s, "Load B -> L1") == [(0, 138)]
+    assert spans(prog, s, "LoadData B -> L0B")[0] == (138, 156)
+    assert spans(prog, s, "Mmad")[0] == (156, 168)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_two_tiles_by_hand(engine):
     """Two 16 x 16 tiles side by side (N = 32) on one core, row-major; each as above.
 
@@ -83,7 +103,7 @@ def test_two_tiles_by_hand(engine):
     the Fixpipe at 246): [282, 294]. LoadData A step 1 [282, 296], B [296, 314], Mmad
     [314, 326], Fixpipe C of tile 1 alone: [326, 354].
     """
-    chip = tiny()
+    chip = tiny(**ONE_AT_A_TIME)
     prog = build(chip, **dict(ONE_TILE, N=32), policy="row_major")
     s = run(prog, chip, engine=engine)
     assert spans(prog, s, "Load A -> L1") == [(0, 74), (148, 190)]
@@ -117,7 +137,7 @@ def test_four_tiles_memory_bound_by_hand(engine):
     while MTE2 reads from L2, alone on HBM: 28 ns -> [334, 362], [470, 498]. The last
     step: LoadData B [544, 562], Mmad [562, 574], Fixpipe [574, 602].
     """
-    chip = tiny()
+    chip = tiny(**ONE_AT_A_TIME)
     prog = build(chip, M=32, N=32, K=64, base_m=16, base_n=16, base_k=32, depth_k=1,
                  block_dim=1, policy="row_major")
     s = run(prog, chip, engine=engine)
@@ -143,7 +163,7 @@ def test_atomic_split_k_by_hand(engine):
     64 B/ns in all), Load B [42, 84]; LoadData A [42, 56], B [84, 102]; Mmad [102, 114].
     Fixpipe of z = 0: [114, 142] (20 + 512 / 64). The add of z = 1 into the same C tile
     waits for it: [142, 170]."""
-    chip = tiny()
+    chip = tiny(**ONE_AT_A_TIME)
     prog = build(chip, **dict(ONE_TILE, depth_k=1, block_dim=2, grid_z=2),
                  split_k_mode="atomic")
     s = run(prog, chip, engine=engine)
@@ -155,7 +175,7 @@ def test_atomic_split_k_by_hand(engine):
 
 
 def test_atomic_partials_of_each_tile_are_serialised():
-    chip = tiny()
+    chip = tiny(**ONE_AT_A_TIME)
     p = gemm.check(chip, dict(M=64, N=48, K=512, base_m=32, base_n=16, base_k=32,
                               depth_k=2, grid_z=4, split_k_mode="atomic",
                               dtype_out="fp32", policy="swizzle"))
@@ -175,7 +195,7 @@ def test_atomic_partials_of_each_tile_are_serialised():
 
 
 def test_workspace_split_k_syncs_then_reduces_on_vector_cores_from_l2():
-    chip = tiny()
+    chip = tiny(**ONE_AT_A_TIME)
     p = gemm.check(chip, dict(M=64, N=64, K=256, base_m=32, base_n=32, base_k=32,
                               depth_k=2, grid_z=2))
     prog = build(chip, **p)

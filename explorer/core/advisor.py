@@ -239,7 +239,7 @@ def _rule_split_k(result, ctx) -> list[tuple]:
     if result.scenario.kernel != "gemm":
         return []
     tasks, _, cores = gemm_waves(p)
-    if tasks * 2 > cores:
+    if tasks * 2 > cores or p["grid_z"] > 1:  # once split, more splits mostly add reduction
         return []
     z = min(64, max(2, cores // tasks * p["grid_z"]), -(-p["K"] // p["base_k"]))
     return [_tip("advisor.tip.split_k", {"grid_z": z}, "makespan_us", "down",
@@ -285,11 +285,28 @@ def _rule_decode(result, ctx) -> list[tuple]:
     return tips
 
 
+def _mte2_rate_share(result) -> float:
+    """Bytes per ns MTE2 moves while busy, over its per-core HBM cap (mean over cores)."""
+    tl, pc = result.timeline, result.per_core
+    moved = tl[tl["pipe"] == "MTE2"].groupby("core", observed=True)["bytes"].sum()
+    busy = pc.set_index("core")["busy_ns_MTE2"].reindex(moved.index)
+    cap = result.chip.gm_read_hbm_bytes_per_cycle * result.chip.clock_MHz / 1000.0
+    rate = (moved / busy.where(busy > 0)).dropna()
+    return float(rate.mean() / cap) if len(rate) else 1.0
+
+
+#: a core whose MTE2 streams below this share of its cap while busy is latency-bound
+LATENCY_BOUND_SHARE = 0.6
+
+
 def _rule_tile(result, ctx) -> list[tuple]:
-    """Larger tiles when MTE2 is busy but HBM is not: many small DataCopies, each paying
-    its fixed latency (vector_add's tile, decode's tile_tokens)."""
+    """Larger tiles when MTE2 is busy, HBM is not, and each core's copies stream well below
+    its path cap: small DataCopies whose issue and latency are not hidden by the copies in
+    flight (vector_add's tile, decode's tile_tokens). A core already at its cap needs more
+    cores, not bigger copies."""
     m, p, kernel = result.metrics, result.params, result.scenario.kernel
-    if m["mte2_ratio"] < MEMORY_SHARE or m["hbm_utilization"] >= BANDWIDTH_FLOOR:
+    if m["mte2_ratio"] < MEMORY_SHARE or m["hbm_utilization"] >= BANDWIDTH_FLOOR \
+            or _mte2_rate_share(result) >= LATENCY_BOUND_SHARE:
         return []
     key = {"vector_add": "tile", "decode": "tile_tokens"}.get(kernel)
     if key is None:
