@@ -245,10 +245,12 @@ def test_multicast_joins_the_fetch_in_flight(engine):
     sched = run(program, tiny(cluster_size=2, hbm_bandwidth_GBps=1000.0), engine=engine)
     assert span(sched, leader) == (0.0, 110.0)
     assert span(sched, joiner) == (50.0, 110.0)  # ends with the leader
-    assert span(sched, other) == (50.0, 160.0)  # AIV2 is in the next cluster: own fetch
+    # AIV2 is in the next cluster: it waits for R's L2 fill (the leader), then streams
+    # from L2: 110 + 3200 / 64 = 160
+    assert span(sched, other) == (50.0, 160.0)
     assert sched.served[[leader[0], joiner[0], other[0]]].tolist() == [
-        SERVED_HBM, SERVED_MULTICAST, SERVED_HBM]
-    assert integrals(sched.segments) == (6400.0, 0.0)  # the joiner moved no HBM bytes
+        SERVED_HBM, SERVED_MULTICAST, SERVED_L2]
+    assert integrals(sched.segments) == (3200.0, 3200.0)  # the joiner moved no bytes
 
 
 def test_multicast_joiner_still_pays_its_latency(engine):
@@ -259,14 +261,25 @@ def test_multicast_joiner_still_pays_its_latency(engine):
     assert sched.served[joiner[0]] == SERVED_MULTICAST
 
 
-def test_no_multicast_with_cluster_size_one(engine):
-    program, (leader, joiner, other) = _multicast_program(50)
+def test_l2_merges_misses_with_cluster_size_one(engine):
+    program, (leader, second, third) = _multicast_program(50)
     sched = run(program, tiny(cluster_size=1, hbm_bandwidth_GBps=1000.0), engine=engine)
+    # R's fill from HBM is in flight when AIV1 and AIV2 ask for it at 50: both wait for
+    # it (110), then stream from L2 at their 64 B/ns cap, sharing 256 GB/s: 110 + 50
     assert span(sched, leader) == (0.0, 110.0)
-    assert span(sched, joiner) == (50.0, 160.0)
-    assert span(sched, other) == (50.0, 160.0)
-    assert (sched.served[[leader[0], joiner[0], other[0]]] == SERVED_HBM).all()
-    assert integrals(sched.segments) == (9600.0, 0.0)
+    assert span(sched, second) == (50.0, 160.0)
+    assert span(sched, third) == (50.0, 160.0)
+    assert sched.served[[leader[0], second[0], third[0]]].tolist() == [
+        SERVED_HBM, SERVED_L2, SERVED_L2]
+    assert integrals(sched.segments) == (3200.0, 6400.0)  # one HBM fetch, two L2 reads
+
+
+def test_a_merged_miss_still_pays_its_latency(engine):
+    program, (leader, second, _) = _multicast_program(105)
+    sched = run(program, tiny(hbm_bandwidth_GBps=1000.0), engine=engine)
+    # asked at 105: its latency ends at 115, after the fill (110): 115 + 3200 / 64 = 165
+    assert span(sched, second) == (105.0, 165.0)
+    assert sched.served[second[0]] == SERVED_L2
 
 
 def test_sync_all_waits_for_the_slowest_core(engine):

@@ -169,6 +169,8 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     n_mc, n_rmc = (n, n_reg) if clustered else (0, 0)
     join_head, join_next = np.full(n_mc, -1, np.int64), np.full(n_mc, -1, np.int64)
     inflight_head, inflight_next = np.full(n_rmc, -1, np.int64), np.full(n_mc, -1, np.int64)
+    filler = np.full(n_reg, -1, np.int64)  # the HBM read filling each region into L2
+    fill_wait_head, fill_wait_next = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
     resident = np.zeros(n_reg, np.bool_)
     lru_prev, lru_next = np.full(n_reg, -1, np.int64), np.full(n_reg, -1, np.int64)
     lru_ends = np.full(2, -1, np.int64)
@@ -222,8 +224,15 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     _lru_unlink(r, lru_prev, lru_next, lru_ends)
                     _lru_append(r, lru_prev, lru_next, lru_ends)
                     served[i] = SERVED_L2
+                elif r >= 0 and filler[r] >= 0:  # wait for the fill in flight, then L2
+                    served[i] = SERVED_L2
+                    fill_wait_next[i] = fill_wait_head[filler[r]]
+                    fill_wait_head[filler[r]] = i
+                    continue
                 else:
                     served[i] = SERVED_HBM
+                    if r >= 0:
+                        filler[r] = i
             n_ev = _push(ev_t, ev_k, 0, n_ev, now + issue_ns[i] + latency_ns[i], 4 * i + ENTER)
         n_todo = 0
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
@@ -309,6 +318,14 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                                  max(now, start[j] + issue_ns[j] + latency_ns[j]),
                                  4 * j + COMPLETE)
                     j = join_next[j]
+            if r >= 0 and filler[r] == i:  # reads waiting for this fill stream from L2
+                filler[r] = -1
+                j = fill_wait_head[i]
+                while j >= 0:
+                    n_ev = _push(ev_t, ev_k, 0, n_ev,
+                                 max(now, start[j] + issue_ns[j] + latency_ns[j]),
+                                 4 * j + ENTER)
+                    j = fill_wait_next[j]
             if r >= 0 and served[i] != SERVED_L2:
                 _l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
                             lru_ends, fst)

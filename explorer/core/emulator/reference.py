@@ -5,7 +5,9 @@ issues in program order. A compute instruction holds its lane until it completes
 copy holds it only for its issue cost (ISSUED frees the lane), is in flight for its
 latency (ENTER: its bytes may flow), and streams behind the lane's earlier copies (one
 flow per lane: the per-core path cap is the pipe's); at most ``max_out`` copies per lane
-are in flight between issue start and arrival (COMPLETE). Shared bandwidth is
+are in flight between issue start and arrival (COMPLETE). A read of a region whose L2
+fill from HBM is in flight waits for it and is then served by L2 (L2 merges misses).
+Shared bandwidth is
 recomputed from scratch at every event by max-min water-filling over all active transfers,
 and each transfer tracks its own remaining bytes; the jit engine gets the same answer with
 per-class virtual clocks. Too slow for big programs, which is why the jit engine exists.
@@ -59,6 +61,8 @@ class ReferenceEngine:
         self.l2_used = 0.0  # bytes of resident regions (whole numbers: sums stay exact)
         self.inflight: dict[tuple[int, int], int] = {}  # (region, cluster) -> leader
         self.joiners: dict[int, list[int]] = defaultdict(list)
+        self.filling: dict[int, int] = {}  # region -> the HBM read filling it into L2
+        self.fill_waiters: dict[int, list[int]] = defaultdict(list)  # filler -> reads
         self.arrived: dict[int, int] = defaultdict(int)
         self.segments: list[tuple[float, float, float, float]] = []
 
@@ -153,21 +157,30 @@ class ReferenceEngine:
                 heapq.heappush(self.events, (self.now + self.inp.sync_ns, m, COMPLETE))
 
     def issue_read(self, i: int) -> bool:
-        """A GM read joins a same-cluster fetch in flight (True), hits L2, or goes to HBM."""
+        """A GM read joins a same-cluster fetch in flight, hits L2, waits for the L2 fill of
+        its region already coming from HBM (L2 merges misses: served by L2 once the fill
+        lands), or goes to HBM and fills it. True when it must not enter a flow yet."""
         region, cluster = self.inp.region[i], self.inp.cluster[i]
         leader = self.inflight.get((region, cluster)) if region >= 0 and cluster >= 0 else None
         if leader is not None:
             self.served[i] = SERVED_MULTICAST
             self.joiners[leader].append(i)
             return True
+        deferred = False
         if region >= 0 and region in self.lru:
             self.lru.move_to_end(region)
             self.served[i] = SERVED_L2
+        elif region >= 0 and region in self.filling:
+            self.served[i] = SERVED_L2
+            self.fill_waiters[self.filling[region]].append(i)
+            deferred = True
         else:
             self.served[i] = SERVED_HBM
+            if region >= 0:
+                self.filling[region] = i
         if region >= 0 and cluster >= 0:
             self.inflight[(region, cluster)] = i
-        return False
+        return deferred
 
     def enter_flow(self, i: int) -> None:
         """The latency is over: stream now, or behind the lane's copy that is streaming."""
@@ -207,7 +220,8 @@ class ReferenceEngine:
             self.try_start(lane)
 
     def finish_transfer(self, i: int) -> None:
-        """Release multicast joiners and make the region resident in L2 (LRU)."""
+        """Release multicast joiners and reads waiting for this fill; make the region
+        resident in L2 (LRU)."""
         inp = self.inp
         region, cluster = inp.region[i], inp.cluster[i]
         if self.inflight.get((region, cluster)) == i:
@@ -215,6 +229,11 @@ class ReferenceEngine:
         for j in self.joiners.pop(i, []):
             t = max(self.now, self.start[j] + inp.issue_ns[j] + inp.latency_ns[j])
             heapq.heappush(self.events, (t, j, COMPLETE))
+        if self.filling.get(region) == i:
+            del self.filling[region]
+        for j in self.fill_waiters.pop(i, []):  # their bytes now stream from L2
+            t = max(self.now, self.start[j] + inp.issue_ns[j] + inp.latency_ns[j])
+            heapq.heappush(self.events, (t, j, ENTER))
         if region < 0 or self.served[i] == SERVED_L2:
             return
         size = inp.region_bytes[region]
