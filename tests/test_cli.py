@@ -84,7 +84,10 @@ def test_run_trace(scenario_file, tmp_path, capsys):
     assert "numerics: passed" in capsys.readouterr().out
     doc = json.loads(out.read_text(encoding="utf-8"))
     events = doc["traceEvents"]
-    assert sum(e["ph"] == "X" for e in events) == 20
+    # one X event per instruction on its pipe's thread (tids 0..6), the copies' flights on
+    # "<pipe> in flight k" threads
+    assert sum(e["ph"] == "X" and e["tid"] < 7 for e in events) == 20
+    assert any(e["ph"] == "X" and e["tid"] >= 7 for e in events)
     assert {e["args"]["name"] for e in events if e["name"] == "process_name"} == \
         {"AIV0", "AIV1", "AIV2"}
 

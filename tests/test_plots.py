@@ -24,7 +24,8 @@ from explorer.plots import (bandwidth_figure, core_diagram_figure, load_balance_
 from explorer.plots.memory import MAX_SEGMENTS, binned_rate, step_points
 from explorer.plots.roofline import ridge_intensity
 from explorer.plots.style import PIPES, format_bytes
-from explorer.plots.timeline import HEATMAP_BINS, lane_utilisation
+from explorer.plots.timeline import (HEATMAP_BINS, MAX_SUBLANES, flight_sublanes,
+                                     lane_union, lane_utilisation)
 
 LOCALES = Path(__file__).resolve().parents[1] / "explorer" / "core" / "locales"
 COLUMNS = ["instr", "core", "core_name", "core_kind", "pipe", "op", "task", "start_ns",
@@ -158,20 +159,89 @@ def test_heat_map_values_match_hand_computed_utilisation():
     np.testing.assert_allclose(x[:2], [0.0005, 0.0015])  # bin centres in µs
 
 
+def brute_utilisation(start, end, lane, lanes_n, t0, t1, bins):
+    """Busy fraction per bin of the union of each lane's intervals, by brute force."""
+    width = (t1 - t0) / bins
+    busy = np.zeros((lanes_n, bins))
+    for ln in range(lanes_n):  # the reference may loop; the code may not
+        spans = sorted(zip(start[lane == ln], end[lane == ln]))
+        merged: list[list[float]] = []
+        for s, e in spans:
+            if merged and s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        for s, e in merged:
+            for b in range(bins):
+                lo, hi = t0 + b * width, t0 + (b + 1) * width
+                busy[ln, b] += max(0.0, min(e, hi) - max(s, lo))
+    return busy / width
+
+
 def test_lane_utilisation_matches_brute_force():
+    # overlapping intervals on a lane (copies in flight at once) count once: the union
     rng = np.random.default_rng(7)
     n, lanes_n, bins, t0, t1 = 300, 3, 37, 50.0, 2000.0
     lane = rng.integers(0, lanes_n, n)
     start = rng.uniform(0.0, 2100.0, n)
     end = start + rng.exponential(40.0, n)
     got = lane_utilisation(start, end, lane, lanes_n, t0, t1, bins)
-    width = (t1 - t0) / bins
-    busy = np.zeros((lanes_n, bins))
-    for s, e, ln in zip(start, end, lane):  # the reference may loop; the code may not
-        for b in range(bins):
-            lo, hi = t0 + b * width, t0 + (b + 1) * width
-            busy[ln, b] += max(0.0, min(e, hi) - max(s, lo))
-    np.testing.assert_allclose(got, np.clip(busy / width, 0, 1), atol=1e-9)
+    want = brute_utilisation(start, end, lane, lanes_n, t0, t1, bins)
+    assert want.max() <= 1.0 + 1e-12
+    np.testing.assert_allclose(got, want, atol=1e-9)
+
+
+def test_lane_utilisation_counts_overlap_once_by_hand():
+    # lane 0: [0, 10] and [5, 15] overlap on [5, 10]; bins of 10 ns over [0, 20].
+    # Summed and clipped this would read [1, 1]; the union [0, 15] reads [1, 0.5].
+    # lane 1: [2, 4] inside [1, 6], and [12, 13]: union [1, 6] + [12, 13]
+    start = np.array([0.0, 5.0, 1.0, 2.0, 12.0])
+    end = np.array([10.0, 15.0, 6.0, 4.0, 13.0])
+    lane = np.array([0, 0, 1, 1, 1])
+    got = lane_utilisation(start, end, lane, 2, 0.0, 20.0, 2)
+    np.testing.assert_allclose(got, [[1.0, 0.5], [0.5, 0.1]], atol=1e-12)
+    pieces = lane_union(start, end, lane)
+    assert [p.tolist() for p in pieces] == [[0.0, 10.0, 1.0, 12.0], [10.0, 15.0, 6.0, 13.0],
+                                            [0, 0, 1, 1]]
+
+
+def test_flight_sublanes_by_hand():
+    # in order arrivals, two in flight at once: round robin over 2 sub-lanes
+    start, end = np.array([12.5, 25.0, 37.5, 50.0]), np.array([26.5, 39.0, 51.5, 64.0])
+    sub, count = flight_sublanes(start, end, np.zeros(4, dtype=np.int64))
+    assert sub.tolist() == [0, 1, 0, 1] and count.tolist() == [2] * 4
+    # out of order arrivals: a long copy overlaps the two after it -> 3 sub-lanes; the
+    # other lane (given in reverse order) never overlaps -> 1
+    start = np.array([0.0, 10.0, 30.0, 50.0, 20.0])
+    end = np.array([100.0, 20.0, 40.0, 60.0, 30.0])
+    lane = np.array([3, 3, 3, 1, 1])
+    sub, count = flight_sublanes(start, end, lane)
+    assert sub.tolist() == [0, 1, 2, 0, 0] and count.tolist() == [3, 3, 3, 1, 1]
+    # more overlapping than MAX_SUBLANES: the cap, round robin (these may overlap)
+    n = MAX_SUBLANES + 2
+    sub, count = flight_sublanes(np.arange(n, dtype=float), np.full(n, 100.0),
+                                 np.zeros(n, dtype=np.int64))
+    assert sub.tolist() == [k % MAX_SUBLANES for k in range(n)]
+    assert count.tolist() == [MAX_SUBLANES] * n
+
+
+def test_flight_sublanes_never_overlap_below_the_cap():
+    rng = np.random.default_rng(3)
+    n = 400
+    lane = rng.integers(0, 6, n)
+    start = np.sort(rng.uniform(0.0, 5000.0, n))
+    end = start + rng.exponential(30.0, n)
+    sub, count = flight_sublanes(start, end, lane)
+    assert ((sub >= 0) & (sub < count) & (count <= MAX_SUBLANES)).all()
+    for ln in np.unique(lane):
+        on = lane == ln
+        assert len(set(count[on])) == 1
+        if count[on][0] == MAX_SUBLANES:
+            continue  # the cap: overlap is allowed there
+        for k in range(count[on][0]):
+            idx = np.flatnonzero(on & (sub == k))
+            idx = idx[np.argsort(start[idx])]
+            assert (start[idx][1:] >= end[idx][:-1]).all()
 
 
 def test_heat_map_conserves_busy_time_on_many_rows():
@@ -212,6 +282,121 @@ def test_timeline_zh_differs_from_en():
         en, zh = (all_texts(timeline_figure(SMALL, 400.0, lang, **kwargs)) for lang in ("en", "zh"))
         assert en != zh
         assert fig_lanes(timeline_figure(SMALL, 400.0, "zh", **kwargs))[0] == "AIC0 · CUBE"
+
+
+# --- timeline of DMA queues, hand-worked on the tiny chip --------------------------------
+#: DataCopy issue cost 12 cycles + 0.5 per 128 B burst (tests/test_engine_hand.py); the tiny
+#: chip runs at 1000 MHz (1 cycle = 1 ns), 10 ns read latency, 32 B/ns per core from HBM.
+QUEUED = dict(gm_read_issue_cycles=12.0, gm_read_burst_cycles=0.5)
+
+
+def queued_timeline(extra_vector: bool = False) -> tuple[pd.DataFrame, float]:
+    """Four back-to-back 128 B reads on AIV0 (core 2): starts 0, 12.5, 25, 37.5 ns, issue
+    ends 12.5 .. 50, arrivals 26.5, 39, 51.5, 64 ns (issue 12.5 + 10 latency + 128 / 32);
+    optionally an Add after the first arrival: 10 + 256 / 256 = 11 ns, [26.5, 37.5]."""
+    from explorer.core.emulator.engine import run
+    from explorer.core.tables import timeline_table
+    from kernels.program import Level, Pipe, ProgramBuilder
+    from tests.engine_helpers import tiny
+
+    b = ProgramBuilder("copies")
+    ids = [b.transfer(2, Pipe.MTE2, "CopyIn", Level.GM, Level.UB, 128, seq)
+           for seq in range(4)]
+    if extra_vector:
+        b.depend(b.vector(2, "Add", 128, "fp16", 0), ids[0])
+    program, chip = b.build(), tiny(**QUEUED)
+    schedule = run(program, chip)
+    return timeline_table(program, schedule, chip), schedule.makespan_ns
+
+
+def test_timeline_copies_issue_bars_and_thin_in_flight_bars():
+    tl, makespan = queued_timeline(extra_vector=True)
+    assert makespan == 64.0
+    fig = timeline_figure(tl, makespan)
+    names = [trace.name for trace in fig.data]
+    assert names == ["VECTOR · UB→UB compute", "MTE2 · GM→L1/UB",
+                     "MTE2 in flight (thin bars)"]
+    vector, issue, flight = fig.data
+
+    def ends(trace):  # Plotly keeps base as an object array (it may hold dates)
+        base = np.asarray(trace.base, dtype=float)
+        return base, base + np.asarray(trace.x, dtype=float)
+
+    assert list(vector.base) == [0.0265] and list(vector.x) == pytest.approx([0.011])
+    # the issue slots: full-height bars (the lane's default width), back to back
+    assert issue.width is None and issue.offset is None
+    assert list(issue.y) == ["AIV0 · MTE2"] * 4
+    np.testing.assert_allclose(ends(issue), [[0.0, 0.0125, 0.025, 0.0375],
+                                             [0.0125, 0.025, 0.0375, 0.05]])
+    # in flight: from issue end to arrival, thin, translucent, same lane and pipe colour
+    assert list(flight.y) == ["AIV0 · MTE2"] * 4
+    np.testing.assert_allclose(ends(flight), [[0.0125, 0.025, 0.0375, 0.05],
+                                              [0.0265, 0.039, 0.0515, 0.064]])
+    band = 1.0 - fig.layout.bargap
+    thick = np.broadcast_to(flight.width, (4,))
+    assert (thick < band).all()
+    assert flight.marker.color.startswith("rgba(0,158,115,")  # MTE2's #009E73, translucent
+    assert flight.legendgroup == issue.legendgroup == "MTE2"
+    # at most two copies in flight at once: two sub-lanes, copies alternate, never touching
+    offset = np.asarray(flight.offset)
+    assert offset[0] == offset[2] != offset[1] == offset[3]
+    lo, hi = sorted([(offset[0], offset[0] + thick[0]), (offset[1], offset[1] + thick[1])])
+    assert -band / 2 <= lo[0] and lo[1] <= hi[0] and hi[1] <= band / 2
+    # hover of a copy: issue start, issue end, arrival (µs) and bytes
+    for trace in (issue, flight):
+        assert all(w in trace.hovertemplate for w in ("issue start", "issue end", "arrival"))
+        row = trace.customdata[1]
+        assert (row[0], row[1], row[5], row[2], row[3]) == ("CopyIn", 0.0125, 0.025, 0.039,
+                                                            "128 B")
+    assert "Thin bar" in fig.layout.title.text  # the caption explains the thin bars
+    # Chinese: translated caption, legend and hover
+    zh = timeline_figure(tl, makespan, "zh")
+    assert "细条" in zh.layout.title.text and "在途" in zh.data[2].name
+    assert "数据到达" in zh.data[2].hovertemplate
+
+
+def test_timeline_without_copies_in_flight_has_no_caption():
+    fig = timeline_figure(SMALL, 400.0)  # no issue_end_ns column: nothing is in flight
+    assert "<sup>" not in fig.layout.title.text
+    assert not any("in flight" in trace.name for trace in fig.data)
+
+
+def test_heat_map_of_overlapping_copies_is_their_union():
+    tl, makespan = queued_timeline(extra_vector=True)
+    fig = timeline_figure(tl, makespan, max_segments=0)
+    z = np.asarray(fig.data[0].z)
+    assert list(fig.data[0].y) == ["AIV0 · VECTOR", "AIV0 · MTE2"]
+    assert z.max() <= 1.0
+    width = makespan / HEATMAP_BINS
+    # MTE2 issues or has a copy in flight over all of [0, 64]: 100 % in every bin, while
+    # the copies' durations sum to 4 x 26.5 = 106 ns
+    np.testing.assert_allclose(z[1], 1.0, atol=1e-12)
+    np.testing.assert_allclose(z[0].sum() * width, 11.0, rtol=1e-12)
+    # the same busy time as per_core_table's (the pipe ratios' union) ...
+    from explorer.core.tables import per_core_table
+    from tests.engine_helpers import tiny
+
+    per_core = per_core_table(tl, tiny(**QUEUED), makespan)
+    busy = z.sum(axis=1) * width
+    np.testing.assert_allclose(busy, per_core.loc[per_core["core"] == 2,
+                                                  ["busy_ns_VECTOR", "busy_ns_MTE2"]].iloc[0],
+                               rtol=1e-12)
+    # ... and the union bin by bin over a window that cuts copies
+    lane = np.zeros(len(tl), dtype=np.int64)
+    copies = tl["pipe"].astype(str).to_numpy() == "MTE2"
+    start, end = tl["start_ns"].to_numpy(), tl["end_ns"].to_numpy()
+    got = lane_utilisation(start[copies], end[copies], lane[copies], 1, 20.0, 60.0, 8)
+    want = brute_utilisation(start[copies], end[copies], lane[copies], 1, 20.0, 60.0, 8)
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    # two copies overlapping on [12.5, 26.5]: busy up to 39 ns, never above 100 %, and the
+    # busy time is the union's 39 ns, not the durations' 26.5 + 26.5 = 53 ns
+    two = tl[copies].iloc[:2]  # [0, 26.5] and [12.5, 39]
+    z = np.asarray(timeline_figure(two, 52.0, max_segments=0).data[0].z)
+    bins = np.arange(HEATMAP_BINS) * 52.0 / HEATMAP_BINS
+    np.testing.assert_allclose(z[0], np.clip((39.0 - bins) / (52.0 / HEATMAP_BINS), 0, 1),
+                               atol=1e-9)
+    assert z.max() <= 1.0
+    assert z.sum() * 52.0 / HEATMAP_BINS == pytest.approx(39.0, rel=1e-12)
 
 
 def fig_lanes(fig: go.Figure) -> list[str]:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+import types
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from explorer.core import Scenario, simulate
 from explorer.core.metrics import METRICS, RATIO_LANES
 from explorer.core.tables import union_length
-from explorer.core.trace import chrome_trace
+from explorer.core.trace import chrome_trace, flight_slots
 
 LANES = ["CUBE", "VECTOR", "SCALAR", "MTE1", "MTE2", "MTE3", "FIXP"]
 RATIOS = ["hbm_utilization", "l2_hit_rate", *RATIO_LANES, "overlap_ratio",
@@ -33,6 +35,26 @@ def run(case: str, preset: str = "910B2"):
 
 
 # ---- chrome trace ------------------------------------------------------------------------
+def check_nesting(events) -> None:
+    """X events of one thread never overlap (they may touch): Chrome's slices must nest."""
+    by_thread: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            by_thread.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for spans in by_thread.values():
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            assert start >= end - 1e-9, "two X events of one thread overlap"
+
+
+def thread_names(events) -> dict[int, dict[int, str]]:
+    threads: dict[int, dict[int, str]] = {}
+    for e in events:
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            threads.setdefault(e["pid"], {})[e["tid"]] = e["args"]["name"]
+    return threads
+
+
 @pytest.mark.parametrize("case", ["tiny", "three_cores_bf16", "two_cores_single_buffer"])
 def test_chrome_trace_events(case):
     res = run(case)
@@ -41,28 +63,36 @@ def test_chrome_trace_events(case):
     events = trace["traceEvents"]
     xs = [e for e in events if e["ph"] == "X"]
     meta = [e for e in events if e["ph"] == "M"]
-    assert len(xs) == len(tl) == res.metrics["instructions"]
     assert len(xs) + len(meta) == len(events)
     # process_name per core that ran, named as the chip names it
     cores = sorted(set(tl["core"].tolist()))
     procs = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
     assert sorted(procs) == cores
     assert procs == {c: res.chip.core_names()[c] for c in cores}
-    # thread names: exactly the seven lanes, in Ascend's order, in every process
-    threads: dict[int, dict[int, str]] = {}
-    for e in meta:
-        if e["name"] == "thread_name":
-            threads.setdefault(e["pid"], {})[e["tid"]] = e["args"]["name"]
+    # thread names: the seven lanes, in Ascend's order, in every process (tids 0..6), then
+    # the in-flight threads of DMA lanes, sorted right under their lane
+    threads = thread_names(events)
     assert sorted(threads) == cores
+    sort = {(e["pid"], e["tid"]): e["args"]["sort_index"] for e in meta
+            if e["name"] == "thread_sort_index"}
     for pid in cores:
-        assert [threads[pid][tid] for tid in sorted(threads[pid])] == LANES
-    # one X event per instruction, in timeline order, times in microseconds
-    for e, row in zip(xs, tl.itertuples(index=False)):
+        assert [threads[pid][tid] for tid in range(7)] == LANES
+        ordered = [threads[pid][tid] for tid in sorted(threads[pid], key=lambda t: sort[pid, t])]
+        assert [name for name in ordered if name in LANES] == LANES
+        for name in ordered:
+            assert name in LANES or re.fullmatch(r"(MTE2|MTE3|FIXP) in flight \d+", name)
+    pipe_xs = [e for e in xs if e["tid"] < 7]
+    flight_xs = [e for e in xs if e["tid"] >= 7]
+    assert len(pipe_xs) == len(tl) == res.metrics["instructions"]
+    # one X event per instruction on its pipe's thread, in timeline order, times in µs:
+    # a GM copy's issue slot (start .. issue end), then its flight (issue end .. arrival)
+    flights = iter(flight_xs)
+    for e, row in zip(pipe_xs, tl.itertuples(index=False)):
         assert e["name"] == str(row.op)
         assert e["pid"] == row.core
         assert threads[e["pid"]][e["tid"]] == str(row.pipe) == e["cat"]
         assert e["ts"] == pytest.approx(row.start_ns / 1000, abs=1e-9)
-        assert e["ts"] + e["dur"] == pytest.approx(row.end_ns / 1000, abs=1e-9)
+        assert e["ts"] + e["dur"] == pytest.approx(row.issue_end_ns / 1000, abs=1e-9)
         assert e["dur"] >= 0
         assert e["args"]["task"] == row.task
         if row.bytes:
@@ -70,7 +100,18 @@ def test_chrome_trace_events(case):
             assert e["args"]["served_from"] == str(row.served_from)
         else:
             assert "bytes" not in e["args"]
-    transfers = [e for e in xs if e["cat"] in ("MTE2", "MTE3")]
+        if row.issue_end_ns < row.end_ns:
+            f = next(flights)
+            assert (f["name"], f["pid"], f["cat"]) == (e["name"], e["pid"], e["cat"])
+            assert threads[f["pid"]][f["tid"]].startswith(f"{row.pipe} in flight ")
+            assert f["ts"] == pytest.approx(row.issue_end_ns / 1000, abs=1e-9)
+            assert f["ts"] + f["dur"] == pytest.approx(row.end_ns / 1000, abs=1e-9)
+            assert f["args"]["in_flight"] is True
+            assert e["args"]["arrival_us"] == pytest.approx(row.end_ns / 1000)
+    assert next(flights, None) is None
+    assert flight_xs, "the DMA queues of these runs have copies in flight"
+    check_nesting(events)
+    transfers = [e for e in pipe_xs if e["cat"] in ("MTE2", "MTE3")]
     assert transfers and all("bytes" in e["args"] for e in transfers)
     assert sum(e["args"]["bytes"] for e in transfers) == int(tl["bytes"].sum())
     assert trace["otherData"]["scenario"] == res.scenario.to_dict()
@@ -84,6 +125,60 @@ def test_chrome_trace_hand_checked_first_event():
                                                                         0.0)
     assert first["args"]["bytes"] == 512
     assert first["tid"] == LANES.index("MTE2")
+
+
+#: DataCopy issue cost 12 cycles + 0.5 per 128 B burst on the tiny chip (tests/test_engine_hand.py)
+QUEUED = dict(gm_read_issue_cycles=12.0, gm_read_burst_cycles=0.5)
+
+
+def queued_result():
+    """A Result-like run of four back-to-back 128 B reads on AIV0 (core 2) of the tiny chip:
+    starts 0, 12.5, 25, 37.5 ns, issue ends 12.5 .. 50, arrivals 26.5, 39, 51.5, 64 ns."""
+    from explorer.core.emulator.engine import run as run_engine
+    from explorer.core.tables import timeline_table
+    from kernels.program import Level, Pipe, ProgramBuilder
+    from tests.engine_helpers import tiny
+
+    b = ProgramBuilder("copies")
+    for seq in range(4):
+        b.transfer(2, Pipe.MTE2, "CopyIn", Level.GM, Level.UB, 128, seq)
+    program, chip = b.build(), tiny(**QUEUED)
+    timeline = timeline_table(program, run_engine(program, chip), chip)
+    scenario = types.SimpleNamespace(to_dict=lambda: {"name": "copies"})
+    return types.SimpleNamespace(timeline=timeline, chip=chip, scenario=scenario)
+
+
+def test_chrome_trace_of_a_dma_queue_by_hand():
+    events = chrome_trace(queued_result())["traceEvents"]
+    check_nesting(events)
+    threads = thread_names(events)[2]
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            assert e["pid"] == 2 and e["name"] == "CopyIn" and e["cat"] == "MTE2"
+            spans.setdefault(threads[e["tid"]], []).append(
+                (round(e["ts"] * 1e3, 9), round((e["ts"] + e["dur"]) * 1e3, 9)))
+    # MTE2 issues one copy at a time; at most two copies are in flight at once, so two
+    # in-flight threads, each copy on the lowest free one (copy 2 after copy 0 arrived)
+    assert spans == {"MTE2": [(0.0, 12.5), (12.5, 25.0), (25.0, 37.5), (37.5, 50.0)],
+                     "MTE2 in flight 1": [(12.5, 26.5), (37.5, 51.5)],
+                     "MTE2 in flight 2": [(25.0, 39.0), (50.0, 64.0)]}
+    sort = {threads[e["tid"]]: e["args"]["sort_index"] for e in events
+            if e["ph"] == "M" and e["name"] == "thread_sort_index" and e["pid"] == 2}
+    assert sort["MTE2"] < sort["MTE2 in flight 1"] < sort["MTE2 in flight 2"] < sort["MTE3"]
+    issue = [e for e in events if e["ph"] == "X" and threads[e["tid"]] == "MTE2"]
+    assert [e["args"]["arrival_us"] for e in issue] == pytest.approx([0.0265, 0.039, 0.0515,
+                                                                      0.064])
+    assert all(e["args"]["bytes"] == 128 for e in issue)
+
+
+def test_flight_slots_reuse_the_lowest_free_thread():
+    # one lane: [0, 10] [2, 5] [5, 8] [6, 12] [10, 11]; another lane's span never shares
+    core = np.array([0, 0, 0, 0, 0, 1])
+    tid = np.array([4, 4, 4, 4, 4, 4])
+    start = np.array([0.0, 2.0, 5.0, 6.0, 10.0, 1.0])
+    end = np.array([10.0, 5.0, 8.0, 12.0, 11.0, 3.0])
+    assert flight_slots(core, tid, start, end).tolist() == [0, 1, 1, 2, 0, 0]
 
 
 # ---- metrics -----------------------------------------------------------------------------
