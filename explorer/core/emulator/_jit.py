@@ -156,7 +156,10 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     cap = n_lanes + 1  # flows at once: one per lane
     ev_cap = n_lanes * ((np.max(max_out) if n > 0 else 1) + 1) + 1  # in flight + ISSUED
     head = lane_ptr[:-1].copy()
-    issuing = np.zeros(n_lanes, np.bool_)
+    holding = np.zeros(n_lanes, np.bool_)  # a compute instruction holds the lane
+    slot_free = np.zeros(n_lanes)  # when the lane's last copy ends its issue
+    slot_owner = np.zeros(n_lanes, np.int64)
+    wake_queued = np.zeros(n_lanes, np.bool_)
     in_flight = np.zeros(n_lanes, np.int64)
     streaming = np.full(n_lanes, -1, np.int64)
     wait_head, wait_tail = np.full(n_lanes, -1, np.int64), np.full(n_lanes, -1, np.int64)
@@ -178,22 +181,34 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
     ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
     most_succ = np.max(np.diff(succ_ptr)) if n > 0 else 0
-    todo = np.arange(n_lanes + most_succ + 1, dtype=np.int64)  # FIFO of lanes to try
+    max_depth = np.max(max_out) if n > 0 else 1
+    # FIFO of lanes to try: every lane, plus a retry after each copy a lane issues
+    todo = np.zeros(n_lanes * (max_depth + 2) + most_succ + 1, dtype=np.int64)
+    todo[:n_lanes] = np.arange(n_lanes)
     n_todo = n_lanes
     nseg = 0
     dirty = False
     n_flowing_classes = 0  # classes below this index may have members
     while True:
-        for q in range(n_todo):  # -- try to start the head of each queued lane, in order
+        q = 0
+        while q < n_todo:  # -- try to start the head of each queued lane, in order
             ln = todo[q]
+            q += 1
             i = head[ln]
-            if i >= lane_ptr[ln + 1] or issuing[ln] or deps_left[i] > 0 or \
+            if i >= lane_ptr[ln + 1] or holding[ln] or deps_left[i] > 0 or \
                     in_flight[ln] >= max_out[i]:
                 continue
+            if now < slot_free[ln]:  # ready, but the last copy is still issuing: wake up
+                if not wake_queued[ln]:
+                    wake_queued[ln] = True
+                    n_ev = _push(ev_t, ev_k, 0, n_ev, slot_free[ln],
+                                 4 * slot_owner[ln] + ISSUED)
+                continue
             head[ln] += 1
-            issuing[ln] = True
             in_flight[ln] += 1
             start[i] = now
+            if gm[i] == 0:
+                holding[ln] = True
             g = barrier[i]
             if g >= 0:  # SyncAll: the last arrival releases every participant
                 arrived[g] += 1
@@ -204,7 +219,10 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
             if gm[i] == 0:
                 n_ev = _push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * i + COMPLETE)
                 continue
-            n_ev = _push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * i + ISSUED)
+            slot_free[ln] = now + issue_ns[i]
+            slot_owner[ln] = i
+            todo[n_todo] = ln  # the next copy may issue when this one's issue ends
+            n_todo += 1
             if gm[i] == GM_WRITE:
                 served[i] = SERVED_HBM
             else:
@@ -280,8 +298,8 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
         i = key >> 2
         kind = key & 3
         ln = lane[i]
-        if kind == ISSUED:  # -- the issue slot is free again
-            issuing[ln] = False
+        if kind == ISSUED:  # -- the issue slot is free again and the lane was waiting
+            wake_queued[ln] = False
             todo[0] = ln
             n_todo = 1
             continue
@@ -342,7 +360,7 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                 dirty = True
                 n_flowing_classes = max(n_flowing_classes, k + 1)
         if gm[i] == 0:
-            issuing[ln] = False
+            holding[ln] = False
         in_flight[ln] -= 1
         todo[0] = ln  # its own lane first, then each successor that became ready
         n_todo = 1

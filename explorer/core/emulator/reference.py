@@ -2,7 +2,8 @@
 
 It is the executable definition the numba engine is tested against. A lane (core, pipe)
 issues in program order. A compute instruction holds its lane until it completes. A GM
-copy holds it only for its issue cost (ISSUED frees the lane), is in flight for its
+copy holds it only for its issue cost (a lane whose next instruction is ready while the
+slot is still taken wakes up when it frees: ISSUED), is in flight for its
 latency (ENTER: its bytes may flow), and streams behind the lane's earlier copies (one
 flow per lane: the per-core path cap is the pipe's); at most ``max_out`` copies per lane
 are in flight between issue start and arrival (COMPLETE). A read of a region whose L2
@@ -50,7 +51,10 @@ class ReferenceEngine:
         self.deps_left = np.diff(inp.dep_ptr).astype(np.int64)
         self.head = inp.lane_ptr[:-1].copy()
         n_lanes = len(inp.lane_ptr) - 1
-        self.issuing = np.zeros(n_lanes, bool)  # the lane's issue slot is taken
+        self.holding = np.zeros(n_lanes, bool)  # a compute instruction holds the lane
+        self.slot_free = np.zeros(n_lanes)  # when the lane's last copy ends its issue
+        self.slot_owner = np.zeros(n_lanes, np.int64)  # that copy
+        self.wake_queued = np.zeros(n_lanes, bool)  # an ISSUED wake-up is queued
         self.in_flight = np.zeros(n_lanes, np.int64)  # started, not yet complete
         self.streaming = np.full(n_lanes, -1)  # the lane's copy whose bytes flow, or -1
         self.waiting: list[deque] = [deque() for _ in range(n_lanes)]  # latency over
@@ -67,8 +71,7 @@ class ReferenceEngine:
         self.segments: list[tuple[float, float, float, float]] = []
 
     def run(self) -> Schedule:
-        for lane in range(len(self.issuing)):
-            self.try_start(lane)
+        self.start_lanes(range(len(self.holding)))
         while True:
             t_event = self.events[0][0] if self.events else math.inf
             t_flow = self.next_flow_time()
@@ -82,8 +85,8 @@ class ReferenceEngine:
             if kind == ENTER:
                 self.enter_flow(i)
             elif kind == ISSUED:
-                self.issuing[self.inp.lane[i]] = False
-                self.try_start(self.inp.lane[i])
+                self.wake_queued[self.inp.lane[i]] = False
+                self.start_lanes([self.inp.lane[i]])
             else:
                 self.complete(i)
         return Schedule.from_internal(self.inp, self.start, self.end, self.served,
@@ -125,23 +128,46 @@ class ReferenceEngine:
             self.segments.append((t0, t1, hbm, l2))
 
     # -- instructions -----------------------------------------------------------------
-    def try_start(self, lane: int) -> None:
+    def start_lanes(self, lanes) -> None:
+        """Try each lane in turn; a lane that issued a copy is tried again after the others
+        (its next copy may issue when this one's issue ends)."""
+        queue = deque(lanes)
+        while queue:
+            lane = queue.popleft()
+            if self.try_start(lane):
+                queue.append(lane)
+
+    def try_start(self, lane: int) -> bool:
+        """Start the lane's next instruction if it can; True when it issued a copy."""
         i = self.head[lane]
         inp = self.inp
-        if i >= inp.lane_ptr[lane + 1] or self.issuing[lane] or self.deps_left[i] > 0 or \
+        if i >= inp.lane_ptr[lane + 1] or self.holding[lane] or self.deps_left[i] > 0 or \
                 self.in_flight[lane] >= inp.max_out[i]:
-            return
+            return False
+        if self.now < self.slot_free[lane]:  # ready, but the last copy is still issuing
+            if not self.wake_queued[lane]:
+                self.wake_queued[lane] = True
+                heapq.heappush(self.events, (self.slot_free[lane], self.slot_owner[lane],
+                                             ISSUED))
+            return False
         self.head[lane] += 1
-        self.issuing[lane] = True
         self.in_flight[lane] += 1
         self.start[i] = self.now
+        if inp.gm[i] == 0:
+            self.holding[lane] = True
         if inp.barrier[i] >= 0:
             self.arrive(inp.barrier[i])
-            return
+            return False
         if inp.gm[i] == 0:
             heapq.heappush(self.events, (self.now + inp.issue_ns[i], i, COMPLETE))
-            return
-        heapq.heappush(self.events, (self.now + inp.issue_ns[i], i, ISSUED))
+            return False
+        self.slot_free[lane] = self.now + inp.issue_ns[i]
+        self.slot_owner[lane] = i
+        self._issue_copy(i)
+        return True
+
+    def _issue_copy(self, i: int) -> None:
+        inp = self.inp
         if inp.gm[i] == GM_WRITE:
             self.served[i] = SERVED_HBM
         elif self.issue_read(i):
@@ -209,15 +235,14 @@ class ReferenceEngine:
             if self.waiting[lane]:
                 self.stream(self.waiting[lane].popleft())
         if inp.gm[i] == 0:
-            self.issuing[lane] = False
+            self.holding[lane] = False
         self.in_flight[lane] -= 1
         ready = [lane]  # its own lane first, then each successor that became ready
         for s in inp.succ_idx[inp.succ_ptr[i]:inp.succ_ptr[i + 1]]:
             self.deps_left[s] -= 1
             if self.deps_left[s] == 0:
                 ready.append(inp.lane[s])
-        for lane in ready:
-            self.try_start(lane)
+        self.start_lanes(ready)
 
     def finish_transfer(self, i: int) -> None:
         """Release multicast joiners and reads waiting for this fill; make the region
