@@ -13,7 +13,8 @@ PAGES = (("chip", "chip", "developer_board"), ("vector_add", "vector_add", "add_
          ("decode", "decode", "memory_alt"), ("balance", "balance", "balance"),
          ("sweep", "sweep", "ssid_chart"), ("sparse", "sparse", "filter_alt"),
          ("compare", "compare", "compare"), ("lab", "lab", "build"),
-         ("multicard", "multicard", "hub"), ("claims", "claims", "fact_check"))
+         ("multicard", "multicard", "hub"), ("claims", "claims", "fact_check"),
+         ("validation", "validation", "verified"))
 
 st.set_page_config(page_title=state.tr("app.title"), page_icon=":material/memory:",
                    layout="wide")

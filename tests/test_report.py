@@ -1,11 +1,13 @@
 """Scenario reports (explorer/plots/report.py): the HTML holds every figure and Plotly's
 JavaScript once, fetches nothing, escapes what users typed and gives its scenario back;
 the Markdown folder has PNGs (or says plainly why not), the CSV, the trace and the
-scenario; ``explorer report`` exits 0 / 2; the pages' upload reads scenarios and reports.
+scenario; every report names the time model's version and its validation errors;
+``explorer report`` exits 0 / 2; the pages' upload reads scenarios and reports.
 """
 from __future__ import annotations
 
 import argparse
+import html
 import io
 import json
 import zipfile
@@ -20,6 +22,8 @@ from explorer import cli_report
 from explorer.core import Scenario, simulate
 from explorer.core.i18n import t
 from explorer.core.metrics import METRICS
+from explorer.core.validation import model_card
+from explorer.core.validation.cases import MODEL_VERSION, cases
 from explorer.plots import report
 from explorer.plots.report_figures import decode_step, figures, format_metric
 from explorer.ui import run_view
@@ -191,6 +195,24 @@ def test_markdown_zip(results, no_browser):
             "report/scenario.toml", "report/report.html"} <= set(names)
 
 
+# ---- the time model line -----------------------------------------------------------------
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_reports_name_the_time_model_and_its_errors(results, tmp_path, no_browser, lang):
+    card = model_card.validation_summary()
+    assert card["version"] == MODEL_VERSION and card["cases"] == len(cases())
+    gemm, datacopy = (f"{100 * card['groups'][g]['mean_error']:.1f}%"
+                      for g in ("gemm", "datacopy"))
+    line = report.time_model_line(lang)
+    assert line == t("report.time_model", lang, version=MODEL_VERSION, cases=len(cases()),
+                     gemm=gemm, datacopy=datacopy)
+    assert report.time_model_line(lang) is line  # computed once (lru_cache)
+    _, head, rest = line.split("**", 2)  # "**Time model:** version ..."
+    page = report.html_report(results["vector_add"], lang)
+    assert f"<strong>{head}</strong>{html.escape(rest)}" in page
+    md = report.markdown_report(results["gemm"], tmp_path, lang).read_text(encoding="utf-8")
+    assert line in md
+
+
 # ---- CLI ---------------------------------------------------------------------------------
 def run_cli(*argv: str) -> int:
     ap = argparse.ArgumentParser()
@@ -292,10 +314,11 @@ def test_compare_and_sweep_reports_embed_their_inputs(tmp_path):
     out = tmp_path / "cmp.html"
     assert cli.main(["compare", a, b, "--report", str(out)]) == 0
     page = out.read_text()
-    assert page.count("plotly-graph-div") >= 3
+    assert page.count("plotly-graph-div") >= 3 and MODEL_VERSION in page
     assert Scenario.from_toml(embedded_text(page, "scenario_b.toml")) == gallery.load("double_buffer_b")
     out = tmp_path / "sweep.html"
     assert cli.main(["sweep", a, "--param", "buffer_num=1,2", "-o", str(tmp_path / "s.csv"),
                      "--report", str(out), "--workers", "1"]) == 0
     page = out.read_text()
     assert "results.csv" in page and page.count("plotly-graph-div") == 1
+    assert html.escape(report.time_model_line().split("**")[2]) in page

@@ -6,6 +6,8 @@
   scenario files embedded.
 * `sweep_report(sweep_toml, result, metric, lang, kind, labels)`: what was swept, the
   chart, the table; the sweep's grid and the results CSV embedded.
+
+Both open with the time model's line (`report.time_model_line`), as a run's report does.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from explorer.core import compare as cmp
 from explorer.core.i18n import t
 
 from . import compare as compare_plots
-from .report import html_document
+from .report import html_document, time_model_line
 from .sweep import sweep_figure
 
 
@@ -42,7 +44,8 @@ def compare_report(c: cmp.Comparison, lang: str = "en") -> str:
     ]
     return html_document(tr("compare_title"), sections,
                          {"scenario_a.toml": c.a.scenario.to_toml(),
-                          "scenario_b.toml": c.b.scenario.to_toml()}, lang=lang)
+                          "scenario_b.toml": c.b.scenario.to_toml()}, lang=lang,
+                         intro=time_model_line(lang))
 
 
 def sweep_report(sweep_toml: str, result, metric: str, lang: str = "en", *,
@@ -54,4 +57,5 @@ def sweep_report(sweep_toml: str, result, metric: str, lang: str = "en", *,
                 refused=result.refused, failed=result.failed)
     sections = [(tr("swept"), status), (tr("chart"), figure), (tr("table"), result.table)]
     return html_document(tr("sweep_title"), sections,
-                         {"sweep.toml": sweep_toml, "results.csv": result.to_csv()}, lang=lang)
+                         {"sweep.toml": sweep_toml, "results.csv": result.to_csv()}, lang=lang,
+                         intro=time_model_line(lang))

@@ -15,6 +15,7 @@ The generic building blocks, for reports of other shapes (compare, sweep)::
     markdown_document(title, sections, out_dir, embedded=None, *, lang="en",
                       intro="") -> Path
     embedded_text(html_text, name) -> str | None
+    time_model_line(lang="en") -> str       # the model version and its validation errors
 
 ``sections`` is a list of ``(heading, content)``; a content is a ``str`` (prose from the
 catalogues in a small Markdown subset: paragraphs, "- " lists, ``**bold**``, ``*italics*``,
@@ -45,9 +46,10 @@ import plotly.graph_objects as go
 import plotly.offline
 
 from explorer.core import Scenario, advisor
-from explorer.core.i18n import t
+from explorer.core.i18n import LANGUAGES, t
 from explorer.core.metrics import METRICS
 from explorer.core.trace import chrome_trace
+from explorer.core.validation import model_card
 from explorer.plots.report_figures import result_sections
 from hardware_presets.errors import InputError
 
@@ -235,6 +237,20 @@ def markdown_document(title: str, sections: Sequence[tuple[str, object]], out_di
 
 
 # ---- reports of one run ------------------------------------------------------------------
+def _mean_error(groups: Mapping[str, dict], group: str) -> str:
+    return f"{100 * groups[group]['mean_error']:.1f}%" if group in groups else "—"
+
+
+@functools.lru_cache(maxsize=len(LANGUAGES))
+def time_model_line(lang: str = "en") -> str:
+    """The "Time model" line every report carries: the model version and how far it is
+    from the published cases (run once per process, see ``model_card``)."""
+    card = model_card.validation_summary()
+    return t("report.time_model", lang, version=card["version"], cases=card["cases"],
+             gemm=_mean_error(card["groups"], "gemm"),
+             datacopy=_mean_error(card["groups"], "datacopy"))
+
+
 def report_title(result, lang: str = "en") -> str:
     s = result.scenario
     title = t("report.title", lang, kernel=s.kernel, chip=result.chip.display_name)
@@ -247,7 +263,7 @@ def html_report(result, lang: str = "en", explanation: str = "") -> str:
     sections.append((t("advisor.title", lang), advisor.report_content(result, lang)))
     return html_document(report_title(result, lang), sections,
                          {SCENARIO_FILE: result.scenario.to_toml()}, lang=lang,
-                         intro=t("report.intro", lang))
+                         intro=t("report.intro", lang) + "\n\n" + time_model_line(lang))
 
 
 def metrics_csv(result, lang: str = "en") -> str:
@@ -269,7 +285,7 @@ def markdown_report(result, out_dir, lang: str = "en", explanation: str = "") ->
     sections.append((t("report.h.files", lang), files))
     return markdown_document(report_title(result, lang), sections, out,
                              {SCENARIO_FILE: result.scenario.to_toml()}, lang=lang,
-                             intro=t("report.intro_md", lang))
+                             intro=t("report.intro_md", lang) + "\n\n" + time_model_line(lang))
 
 
 def markdown_zip(result, lang: str = "en", explanation: str = "") -> bytes:

@@ -1,0 +1,112 @@
+"""Drawing of the Validation page: the time model's card.
+
+What the emulator models and leaves out (bullet lists from the catalogues), the model
+version, the mean and max error per group as metric tiles and every case in one table.
+The outcomes come from `explorer.core.validation.model_card` (run once per process, the
+same ones the reports summarise), cached here per model version.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer.core.i18n import has
+from explorer.core.validation import model_card
+from explorer.core.validation.cases import MODEL_VERSION, Outcome, summary
+from explorer.ui import state
+
+#: what the model includes and what it leaves out, in reading order (message ids)
+MODELLED = ("pipes", "dma", "bandwidth", "l2", "cube", "vector", "sync")
+NOT_MODELLED = ("bank_conflicts", "icache", "l2_merge", "nd_nz", "launch", "alignment", "dvfs")
+TABLE_KEY = "validation_cases"
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def cached_outcomes(version: str) -> tuple[Outcome, ...]:
+    """Every case beside the emulator's figure, once per model ``version`` (about 1 s)."""
+    return model_card.outcomes()
+
+
+def outcomes() -> tuple[Outcome, ...]:
+    return cached_outcomes(MODEL_VERSION)
+
+
+def group_name(group: str) -> str:
+    """A group's display name (the id itself for a group the catalogues do not know)."""
+    msg_id = f"validation.group.{group}"
+    return state.tr(msg_id) if has(msg_id, state.language()) else group
+
+
+def _percent(fraction: float) -> str:
+    return f"{100 * fraction:.1f}%"
+
+
+def _points(fraction: float) -> str:
+    return f"{100 * fraction:.1f}"
+
+
+def show_model() -> None:
+    """The two lists: what the emulator models, and what it does not."""
+    left, right = st.columns(2)
+    with left:
+        st.subheader(state.tr("validation.models_h"))
+        st.markdown("\n".join(f"- {state.tr(f'validation.models.{i}')}" for i in MODELLED))
+    with right:
+        st.subheader(state.tr("validation.omits_h"))
+        st.markdown("\n".join(f"- {state.tr(f'validation.omits.{i}')}" for i in NOT_MODELLED))
+        st.caption(state.tr("validation.omits_note"))
+
+
+def show_summary(done: tuple[Outcome, ...]) -> None:
+    """One row of metric tiles per group: within tolerance, mean and max errors."""
+    st.subheader(state.tr("validation.summary_h"))
+    for group in model_card.groups(done):
+        s = summary(list(done), group)
+        has_ratios = any(o.case.ratios for o in done if o.case.group == group)
+        title = state.tr("validation.group_title", group=group_name(group), cases=s["cases"])
+        st.markdown(f"**{title}**")
+        tiles = [("within", f"{s['within']} / {s['cases']}"),
+                 ("mean_error", _percent(s["mean_error"])),
+                 ("max_error", _percent(s["max_error"]))]
+        if has_ratios:
+            tiles += [("mean_ratio", _points(s["mean_ratio_error"])),
+                      ("max_ratio", _points(s["max_ratio_error"]))]
+        columns = st.columns(5)
+        for column, (name, value) in zip(columns, tiles):
+            help_id = f"validation.metric.{name}_help"
+            column.metric(state.tr(f"validation.metric.{name}"), value,
+                          help=state.tr(help_id) if has(help_id, state.language()) else None)
+    st.caption(state.tr("validation.summary_caption"))
+
+
+def _ratios(o: Outcome) -> str:
+    return ", ".join(f"{name} {100 * err:+.0f}" for name, err in o.ratio_errors.items())
+
+
+def cases_table(done: tuple[Outcome, ...]) -> pd.DataFrame:
+    """One row per case, columns in the session's language."""
+    yes, no = state.tr("validation.yes"), state.tr("validation.no")
+    rows = [{"case": o.case.id, "group": group_name(o.case.group), "preset": o.case.preset,
+             "published": round(o.case.published_us, 3), "emulated": round(o.emulated_us, 3),
+             "error": round(100 * o.error, 1), "tolerance": round(100 * o.case.tolerance, 1),
+             "within": yes if o.ok else no, "ratios": _ratios(o), "source": o.case.source,
+             "chip": o.case.chip_note, "method": o.case.method} for o in done]
+    table = pd.DataFrame(rows, columns=["case", "group", "preset", "published", "emulated",
+                                        "error", "tolerance", "within", "ratios", "source",
+                                        "chip", "method"])
+    table.columns = [state.tr(f"validation.col.{c}") for c in table.columns]
+    return table
+
+
+def show_table(done: tuple[Outcome, ...]) -> None:
+    st.subheader(state.tr("validation.table_h"))
+    col = lambda name: state.tr(f"validation.col.{name}")  # noqa: E731
+    config = {col("published"): st.column_config.NumberColumn(format="%.3f"),
+              col("emulated"): st.column_config.NumberColumn(format="%.3f"),
+              col("error"): st.column_config.NumberColumn(format="%+.1f"),
+              col("tolerance"): st.column_config.NumberColumn(format="%.0f"),
+              **{col(c): st.column_config.TextColumn(width="large")
+                 for c in ("source", "chip", "method")}}
+    st.dataframe(cases_table(done), hide_index=True, width="stretch", height=560,
+                 column_config=config, key=TABLE_KEY)
+    st.caption(state.tr("validation.table_caption"))
