@@ -133,6 +133,27 @@ def _l2_install(r, region_bytes, capacity, resident, prev, nxt, ends, fst):
     _lru_append(r, prev, nxt, ends)
 
 
+@njit(inline="always", **JIT_OPTIONS)
+def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
+    """Advance the classes' virtual clocks from t_v to t at their current rates and record
+    the bandwidth segment [t_v, t] (merged into the last one when the rates are equal);
+    returns the number of segments."""
+    if t <= t_v:
+        return nseg
+    for k in range(n_flowing):
+        vclock[k] += rate[k] * (t - t_v)
+    if nseg > 0 and seg[nseg - 1, 1] == t_v and seg[nseg - 1, 2] == hbm \
+            and seg[nseg - 1, 3] == l2:
+        seg[nseg - 1, 1] = t
+    else:
+        seg[nseg, 0] = t_v
+        seg[nseg, 1] = t
+        seg[nseg, 2] = hbm
+        seg[nseg, 3] = l2
+        nseg += 1
+    return nseg
+
+
 @njit(**JIT_OPTIONS)
 def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes):
     """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes)."""
@@ -148,8 +169,9 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     """The event loop; fills start/end/served/seg and returns the number of segments.
 
     One loop iteration: start every lane queued in ``todo`` that can start, then take the
-    next moment something happens (a queued event, or a transfer's last byte), advance
-    the bandwidth classes to it, and process one event. Written as one function so that
+    next moment something happens (a queued event, or a transfer's last byte) and process
+    one event. The bandwidth classes are advanced only when something reads or changes
+    them (a transfer starts or finishes), not at every event. Written as one function so that
     arrays are never passed to helpers in the hot path (numba would reference-count them).
     """
     n, n_lanes, n_cls, n_reg = len(lane), len(lane_ptr) - 1, len(class_cap), len(region_bytes)
@@ -189,6 +211,9 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     nseg = 0
     dirty = False
     n_flowing_classes = 0  # classes below this index may have members
+    # virtual clocks are valid at t_v; rates, their totals and the next finish (t_flow;
+    # t_check: within tol bytes of it) change only when the flowing set does
+    t_v, hbm, l2, t_flow, t_check = 0.0, 0.0, 0.0, np.inf, np.inf
     while True:
         q = 0
         while q < n_todo:  # -- try to start the head of each queued lane, in order
@@ -221,8 +246,10 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                 continue
             slot_free[ln] = now + issue_ns[i]
             slot_owner[ln] = i
-            todo[n_todo] = ln  # the next copy may issue when this one's issue ends
-            n_todo += 1
+            nxt = head[ln]  # the next copy may issue when this one's issue ends
+            if nxt < lane_ptr[ln + 1] and deps_left[nxt] == 0 and in_flight[ln] < max_out[nxt]:
+                todo[n_todo] = ln
+                n_todo += 1
             if gm[i] == GM_WRITE:
                 served[i] = SERVED_HBM
             else:
@@ -256,41 +283,32 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
             _water_fill(cnt, class_cap, class_pool, pool_bw, rate)
             dirty = False
+            hbm, l2, t_flow, t_check = 0.0, 0.0, np.inf, np.inf
+            for k in range(n_flowing_classes):  # rates are now fixed until the next change,
+                if cnt[k] > 0:  # so each class's next finish is a fixed moment
+                    if class_pool[k] == 0:
+                        hbm += rate[k] * cnt[k]
+                    else:
+                        l2 += rate[k] * cnt[k]
+                    left = ctag[k * cap] - vclock[k]
+                    t_flow = min(t_flow, now + left / rate[k])
+                    t_check = min(t_check, now + (left - tol) / rate[k])
         t_event = ev_t[0] if n_ev > 0 else np.inf
-        t_flow = np.inf
-        for k in range(n_flowing_classes):
-            if cnt[k] > 0:
-                t_flow = min(t_flow, now + (ctag[k * cap] - vclock[k]) / rate[k])
         if t_event == np.inf and t_flow == np.inf:
             break
         t = t_flow if t_flow < t_event - eps_ns else t_event
-        if t > now:  # -- advance the classes' virtual clocks; record the bandwidth segment
-            hbm = 0.0
-            l2 = 0.0
+        now = max(now, t)
+        if now >= t_check:  # some transfer has at most tol bytes left: it completes
+            nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
+            t_v = now
             for k in range(n_flowing_classes):
-                if class_pool[k] == 0:
-                    hbm += rate[k] * cnt[k]
-                else:
-                    l2 += rate[k] * cnt[k]
-                vclock[k] += rate[k] * (t - now)
-            if nseg > 0 and seg[nseg - 1, 1] == now and seg[nseg - 1, 2] == hbm \
-                    and seg[nseg - 1, 3] == l2:
-                seg[nseg - 1, 1] = t
-            else:
-                seg[nseg, 0] = now
-                seg[nseg, 1] = t
-                seg[nseg, 2] = hbm
-                seg[nseg, 3] = l2
-                nseg += 1
-            now = t
-        for k in range(n_flowing_classes):  # transfers whose last byte arrived complete
-            while cnt[k] > 0 and ctag[k * cap] - vclock[k] <= tol:
-                n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * cidx[k * cap] + COMPLETE)
-                _pop(ctag, cidx, k * cap, cnt[k])
-                cnt[k] -= 1
-                dirty = True
-            if cnt[k] == 0:
-                vclock[k] = 0.0
+                while cnt[k] > 0 and ctag[k * cap] - vclock[k] <= tol:
+                    n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * cidx[k * cap] + COMPLETE)
+                    _pop(ctag, cidx, k * cap, cnt[k])
+                    cnt[k] -= 1
+                    dirty = True
+                if cnt[k] == 0:
+                    vclock[k] = 0.0
         if t_flow < t_event - eps_ns:
             continue
         key = ev_k[0]
@@ -313,6 +331,8 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     wait_head[ln] = i
                 wait_tail[ln] = i
             else:
+                nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
+                t_v = now
                 k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
                 _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes)
                 streaming[ln] = i
@@ -354,6 +374,8 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                 wait_head[ln] = wait_next[j]
                 if wait_head[ln] < 0:
                     wait_tail[ln] = -1
+                nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
+                t_v = now
                 k = cls_l2[j] if served[j] == SERVED_L2 else cls_hbm[j]
                 _stream(j, k, vclock, ctag, cidx, cnt, cap, nbytes)
                 streaming[ln] = j
@@ -370,4 +392,4 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
             if deps_left[s] == 0:
                 todo[n_todo] = lane[s]
                 n_todo += 1
-    return nseg
+    return _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
