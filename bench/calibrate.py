@@ -6,7 +6,8 @@ per-core cap, by least squares in relative error over msKPP's curves
 (explorer/core/validation/mskpp_copies.toml). Taken as given: the issue cost and the burst
 cost (the preset's, from the CANN data_copy sample). Derived: the queue depth that the
 Ascend C guide's "16 KB per DataCopy reaches full bandwidth" implies (Little's law).
-The emulator's own curve is printed next to the published one, so any drift shows.
+The emulator's own curve is printed next to the published one, so any drift shows, and
+last its streaming rate against bytes per copy on one and on all vector cores.
 """
 from __future__ import annotations
 
@@ -56,6 +57,13 @@ def main(preset: str = "910B1") -> None:
     err = np.abs(errors)
     print(f"\nemulated vs published: mean |error| {100 * err.mean():.1f}%, "
           f"max {100 * err.max():.1f}% over {len(err)} points")
+    cores = chip.core_kinds().count("AIV")
+    print(f"\nthe emulator's GM -> UB streaming (independent copies, data from HBM; no "
+          f"published figure to compare):\n{'bytes/copy':>12}{'1 AIV GB/s':>12}"
+          f"{f'{cores} AIVs GB/s':>14}")
+    for nbytes in (128, 512, 2048, 8192, 16384, 65536):
+        print(f"{nbytes:>12}{copies.streaming_gbps(chip, nbytes, 1):>12.1f}"
+              f"{copies.streaming_gbps(chip, nbytes, cores):>14.1f}")
 
 
 if __name__ == "__main__":

@@ -144,3 +144,17 @@ def depth_for_full_rate(issue: float, burst: float, burst_bytes: int, latency: f
     issue_cycles = issue + np.ceil(nbytes / burst_bytes) * burst
     per_copy = max(issue_cycles, nbytes / cap)
     return int(np.ceil(FULL_RATE_SHARE * (issue_cycles + latency + nbytes / cap) / per_copy))
+
+
+def streaming_gbps(chip: Chip, nbytes: int, cores: int, copies: int = 64) -> float:
+    """GB/s of ``cores`` AIVs each issuing ``copies`` independent GM -> UB copies of
+    ``nbytes`` (distinct regions, so all from HBM): what the DMA queues sustain."""
+    b = ProgramBuilder("streaming copies")
+    aivs = [k for k, kind in enumerate(chip.core_kinds()) if kind == "AIV"][:cores]
+    regions = b.regions([nbytes] * copies * len(aivs))
+    for c, core in enumerate(aivs):
+        for seq in range(copies):
+            b.transfer(core, Pipe.MTE2, "DataCopy", Level.GM, Level.UB, nbytes, seq,
+                       region=int(regions[c * copies + seq]))
+    schedule = run(b.build(), chip)
+    return nbytes * copies * len(aivs) / schedule.makespan_ns
