@@ -114,7 +114,8 @@ def test_card5_cluster_traffic_from_the_emulator(b2):
     alone = simulate(Scenario.make("910B2", "gemm", gemm)).metrics["hbm_bytes"]
     assert c.figure("hbm_MB_alone") == approx(alone / 1e6)
     assert c.figure("traffic_cut") == approx(1 - c.figure("hbm_MB_cluster") / (alone / 1e6))
-    assert 0 < c.figure("traffic_cut") < 1
+    # L2 already merges the cores' concurrent misses: sharing saves little or no HBM
+    assert 0 <= c.figure("traffic_cut") < 0.4
     assert c.figure("cycles_in_10ns") == approx(10 * chip.clock_MHz / 1e3)
     assert c.figure("cluster_size") == 1 and c.verdict == "wrong"
     assert "chip.cluster_size=4" in c.link()

@@ -154,11 +154,18 @@ def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
     return nseg
 
 
-@njit(**JIT_OPTIONS)
-def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes):
-    """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes)."""
+@njit(inline="always", **JIT_OPTIONS)
+def _stream(i, now, t_v, n_flowing, served, cls_l2, cls_hbm, rate, vclock, ctag, cidx, cnt,
+            cap, nbytes, seg, nseg, hbm, l2, streaming, ln):
+    """Copy i's bytes start to flow in its bandwidth class (finish tag: the class's
+    virtual clock, advanced to now, + bytes) as lane ln's streaming copy; returns
+    (segments, flowing classes)."""
+    nseg = _sync(now, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2)
+    streaming[ln] = i
+    k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
     _push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], i)
     cnt[k] += 1
+    return nseg, max(n_flowing, k + 1)
 
 
 @njit(**JIT_OPTIONS)
@@ -331,13 +338,11 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     wait_head[ln] = i
                 wait_tail[ln] = i
             else:
-                nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
+                nseg, n_flowing_classes = _stream(
+                    i, now, t_v, n_flowing_classes, served, cls_l2, cls_hbm, rate, vclock,
+                    ctag, cidx, cnt, cap, nbytes, seg, nseg, hbm, l2, streaming, ln)
                 t_v = now
-                k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
-                _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes)
-                streaming[ln] = i
                 dirty = True
-                n_flowing_classes = max(n_flowing_classes, k + 1)
             continue
         end[i] = now  # -- COMPLETE
         if gm[i] != 0 and served[i] != SERVED_MULTICAST:
@@ -374,13 +379,11 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                 wait_head[ln] = wait_next[j]
                 if wait_head[ln] < 0:
                     wait_tail[ln] = -1
-                nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
+                nseg, n_flowing_classes = _stream(
+                    j, now, t_v, n_flowing_classes, served, cls_l2, cls_hbm, rate, vclock,
+                    ctag, cidx, cnt, cap, nbytes, seg, nseg, hbm, l2, streaming, ln)
                 t_v = now
-                k = cls_l2[j] if served[j] == SERVED_L2 else cls_hbm[j]
-                _stream(j, k, vclock, ctag, cidx, cnt, cap, nbytes)
-                streaming[ln] = j
                 dirty = True
-                n_flowing_classes = max(n_flowing_classes, k + 1)
         if gm[i] == 0:
             holding[ln] = False
         in_flight[ln] -= 1
