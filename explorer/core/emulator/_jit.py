@@ -154,18 +154,11 @@ def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
     return nseg
 
 
-@njit(inline="always", **JIT_OPTIONS)
-def _stream(i, now, t_v, n_flowing, served, cls_l2, cls_hbm, rate, vclock, ctag, cidx, cnt,
-            cap, nbytes, seg, nseg, hbm, l2, streaming, ln):
-    """Copy i's bytes start to flow in its bandwidth class (finish tag: the class's
-    virtual clock, advanced to now, + bytes) as lane ln's streaming copy; returns
-    (segments, flowing classes)."""
-    nseg = _sync(now, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2)
-    streaming[ln] = i
-    k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
+@njit(**JIT_OPTIONS)
+def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes):
+    """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes)."""
     _push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], i)
     cnt[k] += 1
-    return nseg, max(n_flowing, k + 1)
 
 
 @njit(**JIT_OPTIONS)
@@ -221,7 +214,17 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     # virtual clocks are valid at t_v; rates, their totals and the next finish (t_flow;
     # t_check: within tol bytes of it) change only when the flowing set does
     t_v, hbm, l2, t_flow, t_check = 0.0, 0.0, 0.0, np.inf, np.inf
+    to_stream = -1  # a copy whose bytes start to flow now (set by ENTER or COMPLETE)
     while True:
+        if to_stream >= 0:  # -- the class's clock is advanced to now before it joins
+            nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
+            t_v = now
+            k = cls_l2[to_stream] if served[to_stream] == SERVED_L2 else cls_hbm[to_stream]
+            _stream(to_stream, k, vclock, ctag, cidx, cnt, cap, nbytes)
+            streaming[lane[to_stream]] = to_stream
+            dirty = True
+            n_flowing_classes = max(n_flowing_classes, k + 1)
+            to_stream = -1
         q = 0
         while q < n_todo:  # -- try to start the head of each queued lane, in order
             ln = todo[q]
@@ -338,11 +341,7 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     wait_head[ln] = i
                 wait_tail[ln] = i
             else:
-                nseg, n_flowing_classes = _stream(
-                    i, now, t_v, n_flowing_classes, served, cls_l2, cls_hbm, rate, vclock,
-                    ctag, cidx, cnt, cap, nbytes, seg, nseg, hbm, l2, streaming, ln)
-                t_v = now
-                dirty = True
+                to_stream = i
             continue
         end[i] = now  # -- COMPLETE
         if gm[i] != 0 and served[i] != SERVED_MULTICAST:
@@ -379,11 +378,7 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                 wait_head[ln] = wait_next[j]
                 if wait_head[ln] < 0:
                     wait_tail[ln] = -1
-                nseg, n_flowing_classes = _stream(
-                    j, now, t_v, n_flowing_classes, served, cls_l2, cls_hbm, rate, vclock,
-                    ctag, cidx, cnt, cap, nbytes, seg, nseg, hbm, l2, streaming, ln)
-                t_v = now
-                dirty = True
+                to_stream = j
         if gm[i] == 0:
             holding[ln] = False
         in_flight[ln] -= 1
