@@ -185,7 +185,9 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     in_flight = np.zeros(n_lanes, np.int64)
     streaming = np.full(n_lanes, -1, np.int64)
     wait_head, wait_tail = np.full(n_lanes, -1, np.int64), np.full(n_lanes, -1, np.int64)
-    wait_next = np.full(n, -1, np.int64)
+    # next pointers of the lists an instruction can be in, one list at a time: its lane's
+    # copies waiting to stream, or the reads waiting for its region's L2 fill
+    link = np.full(n, -1, np.int64)
     ev_t, ev_k = np.zeros(ev_cap), np.zeros(ev_cap, np.int64)
     n_ev = 0
     fst = np.zeros(2)  # (unused, L2 bytes in use) for _l2_install
@@ -195,7 +197,7 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     join_head, join_next = np.full(n_mc, -1, np.int64), np.full(n_mc, -1, np.int64)
     inflight_head, inflight_next = np.full(n_rmc, -1, np.int64), np.full(n_mc, -1, np.int64)
     filler = np.full(n_reg, -1, np.int64)  # the HBM read filling each region into L2
-    fill_wait_head, fill_wait_next = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    fill_wait_head = np.full(n_reg, -1, np.int64)  # reads waiting for each region's fill
     resident = np.zeros(n_reg, np.bool_)
     lru_prev, lru_next = np.full(n_reg, -1, np.int64), np.full(n_reg, -1, np.int64)
     lru_ends = np.full(2, -1, np.int64)
@@ -281,8 +283,8 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     served[i] = SERVED_L2
                 elif r >= 0 and filler[r] >= 0:  # wait for the fill in flight, then L2
                     served[i] = SERVED_L2
-                    fill_wait_next[i] = fill_wait_head[filler[r]]
-                    fill_wait_head[filler[r]] = i
+                    link[i] = fill_wait_head[r]
+                    fill_wait_head[r] = i
                     continue
                 else:
                     served[i] = SERVED_HBM
@@ -336,7 +338,7 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                 n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * i + COMPLETE)
             elif streaming[ln] >= 0:
                 if wait_tail[ln] >= 0:
-                    wait_next[wait_tail[ln]] = i
+                    link[wait_tail[ln]] = i
                 else:
                     wait_head[ln] = i
                 wait_tail[ln] = i
@@ -362,12 +364,15 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     j = join_next[j]
             if r >= 0 and filler[r] == i:  # reads waiting for this fill stream from L2
                 filler[r] = -1
-                j = fill_wait_head[i]
+                j = fill_wait_head[r]
+                fill_wait_head[r] = -1
                 while j >= 0:
                     n_ev = _push(ev_t, ev_k, 0, n_ev,
                                  max(now, start[j] + issue_ns[j] + latency_ns[j]),
                                  4 * j + ENTER)
-                    j = fill_wait_next[j]
+                    nxt = link[j]
+                    link[j] = -1
+                    j = nxt
             if r >= 0 and served[i] != SERVED_L2:
                 _l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
                             lru_ends, fst)
@@ -375,7 +380,8 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
             streaming[ln] = -1
             j = wait_head[ln]
             if j >= 0:
-                wait_head[ln] = wait_next[j]
+                wait_head[ln] = link[j]
+                link[j] = -1
                 if wait_head[ln] < 0:
                     wait_tail[ln] = -1
                 to_stream = j
