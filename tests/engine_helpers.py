@@ -21,6 +21,8 @@ from kernels.program import Kind, Level, Pipe, Program, ProgramBuilder, VClass, 
 
 TINY_CHIP = Path(__file__).resolve().parent / "data" / "tiny_chip.toml"
 ENGINES = ("jit", "reference")
+#: DataCopy issue cost of the presets for the tiny chip's reads: 12 cycles + 0.5 per 128 B
+QUEUED = dict(gm_read_issue_cycles=12.0, gm_read_burst_cycles=0.5)
 #: Twin agreement on times (the engines differ only in floating-point bookkeeping).
 RTOL, ATOL = 1e-9, 1e-6
 

@@ -23,27 +23,10 @@ from explorer.core.sweep import (MAX_SCENARIOS, BackgroundSweep, ResultCache, Sw
 from explorer.core.sweep_exec import DaskExecutor, LocalExecutor, run_point
 from explorer.plots.sweep import heatmap_figure, line_figure, log_axis, sweep_figure
 from hardware_presets.errors import InputError
+from tests.sweep_helpers import InlineExecutor
 from tests.waiting import DEADLINE_S
 
 SMALL = Scenario.make("910B2", "vector_add", {"n": 1 << 14, "tile": 1024})
-
-
-class InlineExecutor:
-    """The executor contract in this process: records what it was asked to run."""
-
-    def __init__(self) -> None:
-        self.calls: list[list] = []
-
-    def map(self, fn, items, progress=None, cancelled=None):
-        self.calls.append(list(items))
-        out = {}
-        for index, item in enumerate(items):
-            if cancelled and cancelled():
-                break
-            out[index] = fn(item)
-            if progress:
-                progress(len(out), len(items))
-        return out
 
 
 class NoExecutor:

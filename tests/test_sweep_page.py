@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from explorer.core.sweep import RESULTS
 from explorer.ui import sweep_view
 from tests.apptest_helpers import open_page, run, texts
+from tests.sweep_helpers import InlineExecutor
 from tests.waiting import DEADLINE_S, poll_until
 
 PAGE = "explorer/ui/pages/sweep.py"
@@ -72,27 +73,20 @@ def test_two_parameters_heat_map_with_refused_cells_and_a_cached_rerun():
     assert len(at.dataframe[0].value) == 6
 
 
-class GatedExecutor:
+class GatedExecutor(InlineExecutor):
     """Runs sweep points in this process, each only when the test lets one through, so the
     sweep is still running when the test presses Cancel, on any machine."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._passes = threading.Semaphore(0)
 
     def let_through(self, points: int) -> None:
         for _ in range(points):
             self._passes.release()
 
-    def map(self, fn, items, progress=None, cancelled=None) -> dict:
-        out = {}
-        for index, item in enumerate(items):
-            assert self._passes.acquire(timeout=DEADLINE_S), "no point was let through"
-            if cancelled and cancelled():
-                break
-            out[index] = fn(item)
-            if progress:
-                progress(len(out), len(items))
-        return out
+    def before_point(self) -> None:
+        assert self._passes.acquire(timeout=DEADLINE_S), "no point was let through"
 
 
 def test_cancel_stops_a_long_sweep_and_keeps_the_finished_part(monkeypatch):

@@ -15,6 +15,7 @@ from explorer.core import Scenario, simulate
 from explorer.core.metrics import METRICS, RATIO_LANES
 from explorer.core.tables import union_length
 from explorer.core.trace import chrome_trace, flight_slots
+from tests.engine_helpers import QUEUED
 
 LANES = ["CUBE", "VECTOR", "SCALAR", "MTE1", "MTE2", "MTE3", "FIXP"]
 RATIOS = ["hbm_utilization", "l2_hit_rate", *RATIO_LANES, "overlap_ratio",
@@ -125,10 +126,6 @@ def test_chrome_trace_hand_checked_first_event():
                                                                         0.0)
     assert first["args"]["bytes"] == 512
     assert first["tid"] == LANES.index("MTE2")
-
-
-#: DataCopy issue cost 12 cycles + 0.5 per 128 B burst on the tiny chip (tests/test_engine_hand.py)
-QUEUED = dict(gm_read_issue_cycles=12.0, gm_read_burst_cycles=0.5)
 
 
 def queued_result():
