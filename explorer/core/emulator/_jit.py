@@ -31,26 +31,27 @@ def _less(ta, ka, tb, kb):
 
 @njit(**JIT_OPTIONS)
 def _push(ht, hk, base, size, t, k):
-    """Push (t, k) on the binary min-heap ht/hk[base:base+size]; returns the new size."""
+    """Push (t, k) on the binary min-heap ht/hk[base:base+size]; returns the new size.
+    Parents move down into the hole and the new entry is written once."""
     i = size
-    ht[base + i] = t
-    hk[base + i] = k
     while i > 0:
         p = (i - 1) >> 1
-        if not _less(ht[base + i], hk[base + i], ht[base + p], hk[base + p]):
+        if not _less(t, k, ht[base + p], hk[base + p]):
             break
-        ht[base + i], ht[base + p] = ht[base + p], ht[base + i]
-        hk[base + i], hk[base + p] = hk[base + p], hk[base + i]
+        ht[base + i] = ht[base + p]
+        hk[base + i] = hk[base + p]
         i = p
+    ht[base + i] = t
+    hk[base + i] = k
     return size + 1
 
 
 @njit(**JIT_OPTIONS)
 def _pop(ht, hk, base, size):
-    """Drop the minimum (read ht/hk[base] first); returns the new size."""
+    """Drop the minimum (read ht/hk[base] first); returns the new size. The last entry
+    sinks from the root through a hole, written once where it stops."""
     size -= 1
-    ht[base] = ht[base + size]
-    hk[base] = hk[base + size]
+    t, k = ht[base + size], hk[base + size]
     i = 0
     while True:
         c = 2 * i + 1
@@ -59,11 +60,13 @@ def _pop(ht, hk, base, size):
         if c + 1 < size and _less(ht[base + c + 1], hk[base + c + 1], ht[base + c],
                                   hk[base + c]):
             c += 1
-        if not _less(ht[base + c], hk[base + c], ht[base + i], hk[base + i]):
+        if not _less(ht[base + c], hk[base + c], t, k):
             break
-        ht[base + i], ht[base + c] = ht[base + c], ht[base + i]
-        hk[base + i], hk[base + c] = hk[base + c], hk[base + i]
+        ht[base + i] = ht[base + c]
+        hk[base + i] = hk[base + c]
         i = c
+    ht[base + i] = t
+    hk[base + i] = k
     return size
 
 
