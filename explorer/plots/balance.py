@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.plots.cores import _balance_lines
-from explorer.plots.style import base_layout, empty_figure, msg
+from explorer.plots.style import base_layout, empty_figure, msg, reference_line
 
 #: one colour per policy (Okabe-Ito), the same in every figure
 COLOURS = {"static": "#D55E00", "round_robin": "#E69F00", "lpt": "#0072B2",
@@ -39,8 +39,8 @@ def policy_name(policy: str, lang: str) -> str:
 
 def _hline(fig: go.Figure, value: float | None, text: str, position: str) -> None:
     if value is not None and np.isfinite(value) and value > 0:
-        fig.add_hline(y=float(value), line=dict(dash="dot", color="#009E73", width=2),
-                      annotation_text=text, annotation_position=position)
+        reference_line(fig, "y", float(value), dict(dash="dot", color="#009E73", width=2),
+                       text, position)
 
 
 # ---- per-core loads ----------------------------------------------------------------------
@@ -115,8 +115,8 @@ def gantt_figure(pieces: pd.DataFrame, n_cores: int, lang: str = "en", *,
                              showlegend=False, hoverinfo="skip",
                              marker=dict(opacity=0)))  # idle cores keep their row
     if lower_bound_us:
-        fig.add_vline(x=float(lower_bound_us), line=dict(dash="dot", color="#009E73", width=2),
-                      annotation_text=_m("bound_short", lang), annotation_position="top")
+        reference_line(fig, "x", float(lower_bound_us),
+                       dict(dash="dot", color="#009E73", width=2), _m("bound_short", lang), "top")
     title = _m("gantt_title", lang, pieces=f"{len(pieces):,}") if rows == n_cores else \
         _m("gantt_title_cut", lang, pieces=f"{len(pieces):,}", shown=rows, cores=n_cores)
     base_layout(fig, title, barmode="overlay", bargap=0.2, height=max(300, 18 * rows + 140))

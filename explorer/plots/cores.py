@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.plots.style import (CORE_KIND_COLOURS, PIPES, RATIO_NAMES, base_layout,
-                                  empty_figure, msg)
+                                  empty_figure, msg, reference_line)
 
 _NS_PER_US = 1000.0
 
@@ -66,8 +66,8 @@ def _balance_lines(fig: go.Figure, active: np.ndarray, lang: str) -> None:
     for stat, value, colour in (("mean", active.mean(), "#333333"),
                                 ("max", active.max(), "#D55E00")):
         text = msg(f"balance.{stat}_line", lang, value=f"{value:.3f}")
-        fig.add_hline(y=float(value), line=dict(dash="dash", color=colour, width=1.5),
-                      annotation_text=text, annotation_position="top left")
+        reference_line(fig, "y", float(value), dict(dash="dash", color=colour, width=1.5),
+                       text)
 
 
 def load_balance_figure(per_core: pd.DataFrame, lang: str = "en") -> go.Figure:

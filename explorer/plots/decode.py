@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.plots.style import (PIPE_COLOURS, SOURCE_COLOURS, base_layout, byte_unit,
-                                  empty_figure, format_bytes, msg)
+                                  empty_figure, format_bytes, msg, reference_line)
 
 NS_PER_US, NS_PER_MS = 1e3, 1e6
 #: one colour per part of HBM and per phase of the step
@@ -52,9 +52,8 @@ def kv_memory_figure(hbm_bytes: int, weight_bytes: int,
                              name=msg(f"decode.part.{part}", lang), text=text,
                              textposition="inside", marker_color=COLOURS[part],
                              hovertemplate="%{fullData.name}: %{text}<extra></extra>"))
-    fig.add_vline(x=hbm_bytes / divisor, line=dict(dash="dash", color="#000000", width=2),
-                  annotation_text=msg("decode.hbm_line", lang, value=format_bytes(hbm_bytes)),
-                  annotation_position="top")
+    reference_line(fig, "x", hbm_bytes / divisor, dict(dash="dash", color="#000000", width=2),
+                   msg("decode.hbm_line", lang, value=format_bytes(hbm_bytes)), "top")
     base_layout(fig, msg("decode.memory_title", lang), barmode="stack",
                 height=170 + 70 * len(names))
     fig.update_xaxes(title_text=msg("decode.bytes_axis", lang, unit=unit), rangemode="tozero")
@@ -117,9 +116,8 @@ def latency_figure(seq_done_ns, lengths, p50_ns: float, p99_ns: float,
                           us="%{y:,.1f}") + "<extra></extra>"))
     for name, value, dash, where in (("p50", p50_ns, "dot", "bottom left"),
                                      ("p99", p99_ns, "dash", "top right")):
-        fig.add_hline(y=value / NS_PER_US, line=dict(dash=dash, color="#000000", width=1.5),
-                      annotation_text=msg(f"decode.{name}", lang, us=f"{value / NS_PER_US:,.1f}"),
-                      annotation_position=where)
+        reference_line(fig, "y", value / NS_PER_US, dict(dash=dash, color="#000000", width=1.5),
+                       msg(f"decode.{name}", lang, us=f"{value / NS_PER_US:,.1f}"), where)
     base_layout(fig, msg("decode.latency_title", lang))
     fig.update_xaxes(title_text=msg("decode.tokens_axis", lang))
     fig.update_yaxes(title_text=msg("decode.us_axis", lang), rangemode="tozero")

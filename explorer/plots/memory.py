@@ -10,7 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.plots.style import (SOURCE_COLOURS, SOURCE_ORDER, base_layout, byte_unit,
-                                  empty_figure, format_bytes, msg, source_name)
+                                  empty_figure, format_bytes, msg, reference_line,
+                                  source_name)
 
 _NS_PER_US = 1000.0
 #: above this many segments the throughput is drawn as averages over this many time bins
@@ -80,8 +81,7 @@ def _peak_line(fig: go.Figure, peak: float | None, key: str, colour: str, lang: 
     if peak is None or not np.isfinite(peak) or peak <= 0:
         return
     text = msg(f"bandwidth.{key}_peak", lang, value=f"{peak:.0f}")
-    fig.add_hline(y=float(peak), line=dict(dash="dash", color=colour, width=1.5),
-                  annotation_text=text, annotation_position="top left")
+    reference_line(fig, "y", float(peak), dict(dash="dash", color=colour, width=1.5), text)
 
 
 def bandwidth_figure(bandwidth: pd.DataFrame, hbm_peak_GBps: float, l2_peak_GBps: float,
