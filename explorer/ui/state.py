@@ -15,8 +15,10 @@ import streamlit as st
 
 import hardware_presets as hp
 from explorer.core import Result, Scenario
+from explorer.core import shared_results
 from explorer.core import simulate as core_simulate
 from explorer.core.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
+from explorer.ui import worker_status
 from hardware_presets.errors import InputError
 
 DEFAULT_PRESET = "910B2"
@@ -151,14 +153,21 @@ def sync_url(page_params: Mapping[str, object] | None = None) -> None:
         st.query_params.from_dict(wanted)
 
 
-# ---- the cached emulator -----------------------------------------------------------------
+# ---- the emulator, shared by every session ----------------------------------------------
 def scenario_key(scenario: Scenario) -> str:
     """What identifies a scenario for the caches: its canonical JSON."""
     return scenario.to_json()
 
 
-@st.cache_data(max_entries=8, show_spinner=False, hash_funcs={Scenario: scenario_key})
 def simulate(scenario: Scenario) -> Result:
-    """``explorer.core.simulate``, cached on the scenario: a widget that does not change
-    the scenario (a core filter, the language) reruns the page without re-emulating."""
-    return core_simulate(scenario)
+    """``explorer.core.simulate`` on the worker pool, shared by every session.
+
+    A widget that does not change the scenario (a core filter, the language) reruns the
+    page without re-emulating, a room opening the same scenario emulates it once, and the
+    work runs in a worker process while other sessions go on (``explorer.core.worker_pool``);
+    meanwhile the page says where the request stands. The Result is shared: read-only.
+    Errors of the run (InputError, DeadlockError, ...) are raised here as they were there."""
+    results = shared_results.default_results()
+    future = results.get(scenario_key(scenario), core_simulate, scenario)
+    worker_status.wait(future, results.pool, language())
+    return future.result()
