@@ -48,7 +48,10 @@ def check_value(spec: FieldSpec, value: object, label: str) -> int | float:
             raise InputError(label, value, spec.allowed(), hint="Write it without a decimal point")
         value = int(value)
     else:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond float range (10 ** 400)
+            raise InputError(label, value, spec.allowed()) from None
         if not math.isfinite(value):
             raise InputError(label, value, spec.allowed())
     if not spec.min <= value <= spec.max:

@@ -27,6 +27,7 @@ import numpy as np
 
 from hardware_presets.errors import InputError
 
+from .budget import check_array_bytes
 from .models import KV_DTYPES, WEIGHT_DTYPES, ModelShape, kv_format, list_models
 from .params import ParamSpec, validate_params
 
@@ -90,7 +91,23 @@ def layout_from_params(p: dict, lengths, rng: np.random.Generator):
     """The KV layout of checked workload parameters for these lengths."""
     if p["layout"] == "contiguous":
         return ContiguousLayout(p["max_len"])
+    check_block_table(p["block_size"], lengths, "params.block_size")
     return paged_layout(p["block_size"], lengths, p["allocation"], rng)
+
+
+#: bytes per block while the table is built: the int32 table entry plus the int64 sequence,
+#: position, id and permutation arrays of every block
+_TABLE_BYTES_PER_BLOCK = 4 + 4 * 8
+
+
+def check_block_table(block_size: int, lengths, field: str = "block_size") -> None:
+    """Refuse, before it is built, a block table larger than the array budget (a batch of
+    long contexts in one-token blocks is billions of entries)."""
+    nb = -(-np.asarray(lengths, np.int64) // block_size)
+    cells = len(nb) * int(nb.max(initial=0)) + int(nb.sum())
+    check_array_bytes(cells * _TABLE_BYTES_PER_BLOCK, field, block_size,
+                      f"block table ({int(nb.sum()):,} blocks of {block_size} tokens)",
+                      hint="Use larger blocks, a smaller batch or shorter contexts")
 
 
 # ---- context lengths ---------------------------------------------------------------------
@@ -225,6 +242,7 @@ class PagedLayout:
     def __post_init__(self) -> None:
         _int_in("block_size", self.block_size, 1, 4096)
         object.__setattr__(self, "lengths", tuple(int(n) for n in _lengths(self.lengths)))
+        check_block_table(self.block_size, self.lengths)
         if self.allocation not in ALLOCATIONS:
             raise InputError("allocation", self.allocation, "one of " + ", ".join(ALLOCATIONS))
         _int_in("seed", self.seed, 0, 2 ** 63 - 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 
+from .budget import default_instruction_cap, instruction_limit_text
 from .gemm_grid import BALANCES, POLICIES
 from .params import ParamSpec, validate_params
 
@@ -132,6 +133,16 @@ def instruction_count(p: dict) -> int:
     return 3 * tiles * (steps + chunks + layers)
 
 
+def _check_size(p: dict) -> None:
+    """Refuse, before any per-step array exists, a shape whose program exceeds the cap."""
+    count, cap = instruction_count(p), default_instruction_cap()
+    if count > cap:
+        raise InputError("instructions", count, instruction_limit_text(cap),
+                         f"M x N x K = {p['M']} x {p['N']} x {p['K']} in {p['base_m']} x "
+                         f"{p['base_n']} x {p['base_k']} base tiles; use larger base tiles "
+                         "or a smaller problem")
+
+
 def _overflow(chip: Chip, p: dict) -> tuple[str, int, int, str] | None:
     """The first buffer the tiling overflows, or None when everything fits."""
     for buffer, (used, limit, knob, _) in buffer_use(chip, p).items():
@@ -172,13 +183,15 @@ def _check_capacity(chip: Chip, p: dict) -> None:
 def check(chip: Chip, params: dict) -> dict:
     """Validated parameters with chip-dependent defaults (block_dim = all cube cores,
     base_k from the input precision) filled in; refuses what the chip cannot run."""
+    dtype_in = params.get("dtype_in", "fp16")  # not validated yet: may be any value
     defaults = {"block_dim": len(chip.cube_core_ids()),
-                "base_k": default_base_k(str(params.get("dtype_in", "fp16")))
-                if params.get("dtype_in", "fp16") in IN_BYTES else 64}
+                "base_k": default_base_k(dtype_in) if isinstance(dtype_in, str) and
+                dtype_in in IN_BYTES else 64}
     p = validate_params(PARAMS, {**defaults, **params})
     _check_support(chip, p)
     _check_shapes(chip, p)
     _check_capacity(chip, p)
+    _check_size(p)
     if p["grid_z"] > 1 and p["split_k_mode"] == "atomic" and p["balance"] != "round_robin":
         raise InputError("params.balance", p["balance"], "round_robin with atomic split-K: "
                          "the atomic adds to a tile are ordered by partial, which is only "

@@ -1,10 +1,17 @@
 """Kernel parameters: one spec per parameter drives validation, widgets, files and URLs."""
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
+
 from hardware_presets.errors import InputError
+
+#: longest text a parameter takes (a decode "lengths" list of 4096 numbers fits)
+MAX_TEXT = 65_536
 
 
 @dataclass(frozen=True)
@@ -38,26 +45,49 @@ class ParamSpec:
         return value
 
     def _coerce(self, value: object, field: str) -> object:
+        """The value as this parameter's type. A bool is never a number, a number never a
+        bool, and a list or table never a scalar (YAML-like files and URLs give all three)."""
         if self.kind is bool:
-            if isinstance(value, bool):
-                return value
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
             raise InputError(field, value, "true or false")
-        if self.kind is int:
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise InputError(field, value, self.allowed())
-            try:
-                number = float(value)
-            except (ValueError, OverflowError):
-                raise InputError(field, value, self.allowed()) from None
-            if not number.is_integer():
-                raise InputError(field, value, "a whole number; " + self.allowed())
-            return int(number)
+        if isinstance(value, (bool, np.bool_)):
+            raise InputError(field, value, self.allowed())
+        if isinstance(value, str) and len(value) > MAX_TEXT:
+            raise InputError(field, value, f"a text of at most {MAX_TEXT:,} characters")
+        if self.kind is str:
+            if isinstance(value, str) or isinstance(value, numbers.Real) and \
+                    abs(value) < 2 ** 63:  # a file's lengths = 512; never a huge int's str
+                return str(value)
+            raise InputError(field, value, self.allowed() if self.choices else "a text")
+        if isinstance(value, numbers.Integral):
+            number = int(value)
+        elif isinstance(value, (numbers.Real, str)):
+            number = _number(value, field, self.allowed())
+        else:
+            raise InputError(field, value, self.allowed())
         if self.kind is float:
-            try:
-                return float(value)
-            except (TypeError, ValueError, OverflowError):
-                raise InputError(field, value, self.allowed()) from None
-        return str(value)
+            return _number(number, field, self.allowed())
+        if isinstance(number, float) and not number.is_integer():
+            raise InputError(field, value, "a whole number; " + self.allowed())
+        return int(number)
+
+
+def _number(value: object, field: str, allowed: str) -> int | float:
+    """A finite number from a number or a text ("12", "1e3"); exact for whole-number texts,
+    a float otherwise (an integer beyond float range is refused, not an OverflowError)."""
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        raise InputError(field, value, allowed) from None
+    if not math.isfinite(number):
+        raise InputError(field, value, allowed)
+    return number
 
 
 def validate_params(specs: tuple[ParamSpec, ...], params: Mapping[str, object],

@@ -9,13 +9,14 @@ operations and no Python loop per instruction.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
 from hardware_presets.errors import InputError
+
+from .budget import default_instruction_cap, instruction_limit_text
 
 
 class Pipe(IntEnum):
@@ -73,11 +74,6 @@ DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1, "int4": 0.
 def dtype_code(name: str) -> int:
     """The integer code of a precision name (for the arrays)."""
     return DTYPES.index(name)
-
-
-def default_instruction_cap() -> int:
-    """Largest program the emulator accepts (env EXPLORER_MAX_INSTRUCTIONS overrides)."""
-    return int(os.environ.get("EXPLORER_MAX_INSTRUCTIONS", 20_000_000))
 
 
 # column name -> (dtype, default used when a call does not give it)
@@ -138,7 +134,7 @@ class ProgramBuilder:
         """Refuse, before any allocation, a program that would exceed the instruction cap."""
         if self._count + count > self.max_instructions:
             raise InputError("instructions", int(self._count + count),
-                             f"at most {self.max_instructions:,} per program", hint)
+                             instruction_limit_text(self.max_instructions), hint)
 
     def regions(self, nbytes) -> np.ndarray:
         """Declare GM regions (the unit of L2 residency and multicast); returns their ids."""
@@ -156,7 +152,10 @@ class ProgramBuilder:
         return self.regions(nbytes[first])[inverse]
 
     def _add(self, **fields) -> np.ndarray:
-        size = max(np.size(v) for v in fields.values())
+        """Add one instruction per element of the broadcast fields (none when an array
+        field is empty, e.g. a concat with nothing cached yet)."""
+        shape = np.broadcast_shapes(*(np.shape(v) for v in fields.values()))
+        size = int(np.prod(shape))
         self.reserve(size, "use larger tiles or a smaller problem")
         chunk = {}
         for name, (dtype, default) in COLUMNS.items():

@@ -16,6 +16,7 @@ import numpy as np
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 
+from .budget import default_instruction_cap, instruction_limit_text
 from .params import ParamSpec, validate_params
 from .program import Level, Pipe, Program, ProgramBuilder
 from .tque import Stage, staged_loop
@@ -92,6 +93,7 @@ def check(chip: Chip, params: dict) -> dict:
         step = chip.ub_align_bytes // elem_bytes(p["dtype"])
         raise InputError("params.tile", p["tile"], f"a multiple of {step} elements "
                          f"({chip.ub_align_bytes}-byte DataCopy alignment for {p['dtype']})")
+    _check_size(chip, p)
     need = ub_bytes_needed(chip, p)
     if need > chip.ub_bytes:
         fit = _largest_tile(chip, p)
@@ -99,6 +101,23 @@ def check(chip: Chip, params: dict) -> dict:
                          f"{p['buffer_num']} buffers need {need} bytes of UB, the "
                          f"{chip.display_name} UB holds {chip.ub_bytes} usable bytes")
     return p
+
+
+def ops_per_tile(chip: Chip, dtype: str) -> int:
+    """CopyIn x, CopyIn y, CopyOut z and the compute (Add, or Cast, Cast, Add, Cast)."""
+    return 3 + (4 if needs_fp32_compute(chip, dtype) else 1)
+
+
+def _check_size(chip: Chip, p: dict) -> None:
+    """Refuse, before any per-tile array exists, an n whose program exceeds the cap."""
+    per_tile, cap = ops_per_tile(chip, p["dtype"]), default_instruction_cap()
+    count = per_tile * -(-p["n"] // p["tile"])
+    if count > cap:
+        raise InputError("instructions", count, instruction_limit_text(cap),
+                         f"n = {p['n']:,} in tiles of {p['tile']:,} elements, {per_tile} "
+                         f"instructions per tile; n may be at most "
+                         f"{cap // per_tile * p['tile']:,} with this tile: use a larger "
+                         "tile or a smaller n")
 
 
 def _largest_tile(chip: Chip, p: dict) -> int:
@@ -120,8 +139,8 @@ def build(chip: Chip, params: dict) -> Program:
     """Emit the kernel: per tile CopyIn x, CopyIn y, Compute, CopyOut z, with TQue deps."""
     p = check(chip, params)
     b = ProgramBuilder(NAME)
-    ops_per_tile = 3 + (4 if needs_fp32_compute(chip, p["dtype"]) else 1)
-    b.reserve(ops_per_tile * -(-p["n"] // p["tile"]), "use a larger tile or a smaller n")
+    b.reserve(ops_per_tile(chip, p["dtype"]) * -(-p["n"] // p["tile"]),
+              "use a larger tile or a smaller n")
     lay = layout(p)  # allocates per tile: only after the instruction cap is checked
     compute = _compute_stages(chip, p["dtype"], lay.tile_elems())
     nbytes = _aligned_bytes(lay, chip.ub_align_bytes)

@@ -83,16 +83,20 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: Mapping[str, object], origin: str = "scenario") -> "Scenario":
         """Parse plain data; unknown keys and wrong shapes are refused with their name."""
-        if not isinstance(data, Mapping):
+        if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
             raise InputError(origin, type(data).__name__, "a table of scenario fields")
         unknown = sorted(set(data) - set(_KEYS))
         if unknown:
             raise InputError(f"{origin}: {unknown[0]}", data[unknown[0]],
                              "one of the keys " + ", ".join(_KEYS))
         for key in ("params", "overrides"):
-            if not isinstance(data.get(key, {}), Mapping):
-                raise InputError(f"{origin}: {key}", data[key], "a table of name = value")
-        return cls.make(str(data.get("preset", "910B2")), str(data.get("kernel", "vector_add")),
+            table = data.get(key, {})
+            if not isinstance(table, Mapping) or not all(isinstance(k, str) for k in table):
+                raise InputError(f"{origin}: {key}", table, "a table of name = value")
+        for key, default in (("preset", "910B2"), ("kernel", "vector_add")):
+            if not isinstance(data.get(key, default), str):
+                raise InputError(f"{origin}: {key}", data[key], f"the name of a {key} (text)")
+        return cls.make(data.get("preset", "910B2"), data.get("kernel", "vector_add"),
                         data.get("params"), data.get("overrides"), data.get("seed", 0),
                         data.get("name", ""))
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels.program import Program, default_instruction_cap
+from kernels.budget import default_instruction_cap, instruction_limit_text
+from kernels.program import Program
 
 from . import _jit
 from .cost import GM_NONE, compute_costs
@@ -57,7 +58,7 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
     """
     cap = max_instructions or default_instruction_cap()
     if len(program) > cap:
-        raise InputError("instructions", len(program), f"at most {cap:,}",
+        raise InputError("instructions", len(program), instruction_limit_text(cap),
                          "use larger tiles or a smaller problem")
     if engine not in ENGINES:
         raise InputError("engine", engine, f"one of {ENGINES}")
