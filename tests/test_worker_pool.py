@@ -18,6 +18,7 @@ from explorer.core import Scenario, simulate
 from explorer.core import shared_results, worker_pool
 from explorer.core.shared_results import SharedResults
 from explorer.core.worker_pool import WorkerDied, WorkerPool, workers_setting
+from explorer.ui.worker_status import status_text
 from hardware_presets.errors import InputError
 from tests.apptest_helpers import open_page
 from tests.waiting import DEADLINE_S, poll_until
@@ -100,6 +101,9 @@ def test_the_queue_says_how_many_requests_are_ahead(pool, gate, tmp_path):
     poll_until(pool.load, lambda load: load == (2, 1), "two queued behind the gate")
     assert pool.ahead(blocker) is None and blocker.running()
     assert (pool.ahead(first), pool.ahead(second)) == (0, 1)
+    assert "ahead of yours: 1; workers busy: 1 of 1" in status_text(second, pool, "en")
+    assert "前面还有 1 个请求" in status_text(second, pool, "zh")
+    assert status_text(blocker, pool, "en") == "Emulating…"
     open_gate()
     assert (blocker.result(DEADLINE_S), first.result(DEADLINE_S), second.result(DEADLINE_S)) \
         == ("open", 1, 2)

@@ -37,6 +37,7 @@ def _load_url_once() -> None:
     if ss.get(_LOADED):
         return
     ss[_LOADED] = True
+    start_workers()
     query = {k: st.query_params.get(k) for k in st.query_params}
     errors: list[InputError] = []
     lang = query.pop(LANG, None)
@@ -157,6 +158,12 @@ def sync_url(page_params: Mapping[str, object] | None = None) -> None:
 def scenario_key(scenario: Scenario) -> str:
     """What identifies a scenario for the caches: its canonical JSON."""
     return scenario.to_json()
+
+
+def start_workers() -> None:
+    """Start (and warm) the worker pool, if not yet: called when a session opens, so that
+    the workers load while its first page draws."""
+    shared_results.default_results()
 
 
 def simulate(scenario: Scenario) -> Result:
