@@ -52,7 +52,7 @@ def test_timeline_filter_by_cores_and_window():
 
 
 def test_timeline_switches_to_heat_map_above_max_segments():
-    fig = timeline_figure(SMALL, 400.0, max_segments=5)
+    fig = timeline_figure(SMALL, 400.0, max_segments=5, max_bar_lanes=0)
     assert len(fig.data) == 1 and isinstance(fig.data[0], go.Heatmap)
     z = np.asarray(fig.data[0].z)
     assert z.shape == (5, HEATMAP_BINS)
