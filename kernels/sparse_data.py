@@ -34,11 +34,14 @@ from __future__ import annotations
 import io
 import math
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from hardware_presets.errors import InputError
+
+from .budget import check_array_bytes
 
 MAX_FILE_BYTES = 64 << 20
 MAX_TOKENS = 131_072
@@ -47,6 +50,8 @@ MAX_HEAD_DIM = 512
 MAX_PAST_STEPS = 1024
 #: elements of all arrays together (128 MiB once converted to float64)
 MAX_ELEMENTS = 1 << 24
+#: zip members a dump may list (only the four ARRAYS are read; more are refused by name)
+MAX_MEMBERS = 16
 ARRAYS = {"q": 2, "k": 3, "v": 3, "q_past": 3}  # name -> number of dimensions
 OUTLIER_JITTER = 0.2
 #: channels that carry the per-head variation of the queries (fewer if head_dim is small)
@@ -255,13 +260,51 @@ def synthetic(rng: np.random.Generator, **knobs) -> SparseInputs:
 
 # ---- a user's dump ----------------------------------------------------------------------
 
-def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
-    """(shape, dtype) of one .npy member read from its header alone, after checking that
-    its uncompressed size is within the caps (so nothing big is inflated)."""
-    array = info.filename[:-4]
-    if info.file_size > MAX_ELEMENTS * 8 + 4096:
+#: what a malformed member raises while it is read (zipfile raises NotImplementedError for
+#: methods and flags it lacks, RuntimeError for a password; zlib.error for a bad stream)
+_READ_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error,
+                NotImplementedError, RuntimeError)
+#: zip flag bits zipfile cannot read: encrypted (0), patched data (5), strong encryption (6)
+_UNREADABLE_FLAGS = 0x1 | 0x20 | 0x40
+_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)  # what np.savez(_compressed) writes
+_HEADER_BYTES = 4096  # room for one .npy header
+
+
+_EOCD = b"PK\x05\x06"  # end of central directory record; its entry count at offset 10
+_EOCD_SEARCH = (1 << 16) + 22  # the record and the longest comment
+
+
+def _stated_entries(tail: bytes) -> int | None:
+    """The member count the zip's end record states (None when there is none), read before
+    zipfile parses the directory: a 64 MiB file could state a million empty members."""
+    at = tail.rfind(_EOCD)
+    if at < 0 or at + 12 > len(tail):
+        return None
+    return int.from_bytes(tail[at + 10:at + 12], "little")
+
+
+def _check_member(info: zipfile.ZipInfo, array: str, where: str) -> None:
+    """Refuse, from the zip directory alone, a member that cannot or must not be inflated:
+    an encryption flag, a compression method np.savez never writes, or a stated
+    uncompressed size over the caps (zipfile stops at the stated size, so this bounds it)."""
+    if info.flag_bits & _UNREADABLE_FLAGS:
+        raise InputError(f"{array}{where}", "an encrypted or patched zip member",
+                         "a plain member, as np.savez and np.savez_compressed write")
+    if info.compress_type not in _METHODS:
+        raise InputError(f"{array}{where}", f"zip compression method {info.compress_type}",
+                         "stored (0) or deflated (8), as np.savez and np.savez_compressed "
+                         "write")
+    if info.file_size > MAX_ELEMENTS * 8 + _HEADER_BYTES:
         raise InputError(f"{array}{where}", f"{info.file_size} bytes uncompressed",
                          f"at most {MAX_ELEMENTS} elements")
+
+
+def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
+    """(shape, dtype) of one .npy member read from its header alone, after checking that
+    it can be read and its uncompressed size is within the caps (so nothing big is
+    inflated)."""
+    array = info.filename[:-4]
+    _check_member(info, array, where)
     try:
         with archive.open(info) as f:
             version = np.lib.format.read_magic(f)
@@ -270,7 +313,7 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
             if read is None:
                 raise ValueError(f"npy format version {version}")
             shape, _, dtype = read(f)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:
+    except _READ_ERRORS as err:
         raise InputError(f"{array}{where}", "an unreadable .npy header", "an array saved "
                          "by numpy (npy format 1.0 or 2.0)", str(err)) from None
     if dtype.kind != "f" or dtype.itemsize not in (2, 4, 8):
@@ -281,11 +324,18 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
 def _members(archive: zipfile.ZipFile, where: str) -> dict[str, tuple]:
     """{array name: (shape, dtype)} of every member, refusing unknown or missing names."""
     found = {}
-    for info in archive.infolist():
+    members = archive.infolist()
+    if len(members) > MAX_MEMBERS:  # a zip64 end record escapes _stated_entries
+        raise InputError(f"members{where}", len(members), f"at most {MAX_MEMBERS} zip members "
+                         "(q, k, v and optionally q_past are used)")
+    stated = sum(info.file_size for info in members)
+    check_array_bytes(stated, f"arrays{where}", f"{stated:,} bytes uncompressed",
+                      "uncompressed members")
+    for info in members:
         array = info.filename[:-4] if info.filename.endswith(".npy") else None
-        if array not in ARRAYS:
-            raise InputError(f"array name{where}", info.filename,
-                             "q, k, v and optionally q_past (as np.savez names them)")
+        if array not in ARRAYS or array in found:
+            raise InputError(f"array name{where}", info.filename, "q, k, v and optionally "
+                             "q_past, each once (as np.savez names them)")
         found[array] = _header(archive, info, where)
     for array in ("q", "k", "v"):
         if array not in found:
@@ -306,6 +356,10 @@ def load_npz(data: bytes, name: str = "upload.npz") -> SparseInputs:
         size = len(data) if isinstance(data, (bytes, bytearray)) else type(data).__name__
         raise InputError(name, size, f"the bytes of a file of at most {MAX_FILE_BYTES} "
                          "bytes (64 MiB)")
+    entries = _stated_entries(bytes(data[-_EOCD_SEARCH:]))
+    if entries is not None and entries > MAX_MEMBERS:
+        raise InputError(f"members{where}", entries, f"at most {MAX_MEMBERS} zip members "
+                         "(q, k, v and optionally q_past are used)")
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -313,13 +367,17 @@ def load_npz(data: bytes, name: str = "upload.npz") -> SparseInputs:
                          "np.savez_compressed)") from None
     with archive:
         found = _members(archive, where)
-    check_shapes({array: shape for array, (shape, _) in found.items()}, where)
+    shapes = {array: shape for array, (shape, _) in found.items()}
+    check_shapes(shapes, where)
+    elements = sum(math.prod(shape) for shape in shapes.values())
+    check_array_bytes(elements * 8, f"arrays{where}", f"{elements:,} elements",
+                      "arrays in float64")
     arrays = {}
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             for array in found:
                 arrays[array] = np.asarray(npz[array], dtype=np.float64)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:
+    except _READ_ERRORS as err:
         raise InputError(f"{array}{where}", "unreadable data", "a complete array",
                          str(err)) from None
     for array, values in arrays.items():
