@@ -30,6 +30,10 @@ class ParamSpec:
     def allowed(self) -> str:
         if self.choices is not None:
             return "one of " + ", ".join(map(str, self.choices))
+        if self.kind is bool:
+            return "true or false"
+        if self.kind is str:
+            return f"a text of at most {MAX_TEXT:,} characters"
         if self.kind is int:
             return f"an integer from {int(self.min)} to {int(self.max)}"
         return f"a number from {self.min:g} to {self.max:g}"
@@ -50,16 +54,17 @@ class ParamSpec:
         if self.kind is bool:
             if isinstance(value, (bool, np.bool_)):
                 return bool(value)
-            raise InputError(field, value, "true or false")
+            raise InputError(field, value, self.allowed())
         if isinstance(value, (bool, np.bool_)):
             raise InputError(field, value, self.allowed())
         if isinstance(value, str) and len(value) > MAX_TEXT:
-            raise InputError(field, value, f"a text of at most {MAX_TEXT:,} characters")
+            raise InputError(field, value, f"a text of at most {MAX_TEXT:,} characters; "
+                             + self.allowed())
         if self.kind is str:
             if isinstance(value, str) or isinstance(value, numbers.Real) and \
                     abs(value) < 2 ** 63:  # a file's lengths = 512; never a huge int's str
                 return str(value)
-            raise InputError(field, value, self.allowed() if self.choices else "a text")
+            raise InputError(field, value, self.allowed())
         if isinstance(value, numbers.Integral):
             number = int(value)
         elif isinstance(value, (numbers.Real, str)):
