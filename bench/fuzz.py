@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = pool.run(todo, _progress(len(todo)))
     counts, groups = report.summarize(todo, outcomes)
     print("\n".join(report.lines(counts, groups)))
+    print("\nslowest cases:\n" + "\n".join(report.slowest(todo, outcomes)))
     print(f"\n{len(todo)} cases (seed {args.seed}, {args.workers} workers, "
           f"{args.timeout:g} s and {args.memory_mib} MiB per case): generated in "
           f"{drawn - start:.0f} s, run in {time.monotonic() - drawn:.0f} s")

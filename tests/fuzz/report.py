@@ -69,3 +69,10 @@ def lines(counts: Counter, groups: list[Group]) -> list[str]:
             out.append(f"  message: {g.message}")
         out.append(f"  repro:   {g.repro}")
     return out
+
+
+def slowest(cases: list, outcomes: list[dict], count: int = 5) -> list[str]:
+    """The cases that took longest (seconds from sending to answer): budget candidates."""
+    order = sorted(range(len(cases)), key=lambda i: -outcomes[i].get("seconds", 0.0))
+    return [f"  {outcomes[i]['seconds']:5.1f} s {outcomes[i]['kind']:<8} {describe(cases[i])[:160]}"
+            for i in order[:count]]

@@ -4,12 +4,15 @@ Each worker (forked from a forkserver, so starting one costs milliseconds, not a
 interpreter start) warms up, then caps its address space at what it uses after warm-up
 plus ``memory_bytes`` (RLIMIT_AS: numba and LLVM reserve far more address space than they
 touch, so a fixed cap would refuse the warm-up itself). A case that runs past ``timeout``
-is a ``hang``; a worker that dies is an ``oom`` (the limit's usual way of killing). Either
+of CPU time (or three times that of wall-clock time, for a case that blocks) is a
+``hang``: counting CPU time keeps a loaded machine from turning slow cases into hangs.
+Workers run with one BLAS thread each (the workers are the parallelism). A worker that dies is an ``oom`` (the limit's usual way of killing). Either
 way the worker is replaced. Before a hung worker is killed, faulthandler dumps its stack,
 so a hang is reported with the line it was stuck on.
 """
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import multiprocessing as mp
 import os
@@ -24,13 +27,38 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 
+from explorer.core.sweep_exec import BLAS_THREADS
+
 from . import targets
 
 MEMORY_BYTES = 1 << 30
 TIMEOUT_S = 10.0
+WALL_FACTOR = 3.0
 _DUMP_WAIT_S = 2.0
 _CONTEXT = mp.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["tests.fuzz.targets"])
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    """The environment the forkserver (started by the first worker) and so every worker
+    inherits: one BLAS thread each."""
+    saved = {name: os.environ.get(name) for name in BLAS_THREADS}
+    os.environ.update({name: "1" for name in BLAS_THREADS})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
 
 
 def _address_space() -> int:
@@ -61,7 +89,17 @@ class _Worker:
     conn: object
     dump: Path
     case: int | None = None
-    deadline: float = 0.0
+    started: float = 0.0
+    cpu_at_start: float = 0.0
+
+    def begin(self, case: int) -> None:
+        self.case, self.started = case, time.monotonic()
+        self.cpu_at_start = _cpu_seconds(self.process.pid)
+
+    def out_of_time(self, timeout: float) -> bool:
+        wall = time.monotonic() - self.started
+        return wall >= timeout and (wall >= WALL_FACTOR * timeout or
+                                    _cpu_seconds(self.process.pid) - self.cpu_at_start >= timeout)
 
     def stack_where(self) -> str:
         """The deepest project frame of the stack faulthandler wrote, if any."""
@@ -96,7 +134,8 @@ class Pool:
         process = _CONTEXT.Process(target=_serve, args=(child, self.target, self.warm_up,
                                                        self.memory_bytes, str(dump)),
                                    daemon=True)
-        process.start()
+        with _one_blas_thread():
+            process.start()
         child.close()
         if parent.recv() != "ready":
             raise RuntimeError("fuzz worker failed to start")
@@ -123,18 +162,17 @@ class Pool:
             while todo or any(w.case is not None for w in pool):
                 for w in pool:
                     if w.case is None and todo:
-                        w.case, w.deadline = todo.popleft(), time.monotonic() + self.timeout
+                        w.begin(todo.popleft())
                         w.conn.send(cases[w.case])
                 busy = [w for w in pool if w.case is not None]
-                timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
-                ready = wait([w.conn for w in busy], timeout)
+                ready = wait([w.conn for w in busy], self._next_look(busy))
                 for i, w in enumerate(pool):
                     if w.case is None:
                         continue
                     outcome = self._collect(w, w.conn in ready)
                     if outcome is None:
                         continue
-                    outcomes[w.case] = outcome
+                    outcomes[w.case] = {**outcome, "seconds": time.monotonic() - w.started}
                     if progress:
                         progress(w.case, outcome)
                     if outcome["kind"] in ("hang", "oom"):
@@ -146,6 +184,11 @@ class Pool:
                 self._end(w, dump_stack=False)
         return outcomes
 
+    def _next_look(self, busy: list[_Worker]) -> float:
+        """Seconds until the first busy worker may be out of time (its CPU time is checked
+        then, and every quarter second after while it is over on the clock only)."""
+        return max(0.25, min(w.started for w in busy) + self.timeout - time.monotonic())
+
     def _collect(self, w: _Worker, ready: bool) -> dict | None:
         """The worker's outcome if it answered, died or ran out of time; else None."""
         if ready:
@@ -153,7 +196,7 @@ class Pool:
                 return w.conn.recv()
             except EOFError:
                 return {"kind": "oom", "type": "worker died", "message": "", "where": "?"}
-        if time.monotonic() >= w.deadline:
+        if w.out_of_time(self.timeout):
             return {"kind": "hang", "type": "timeout", "message": f"over {self.timeout:g} s",
                     "where": "?"}
         return None

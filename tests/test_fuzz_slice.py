@@ -1,0 +1,72 @@
+"""A fixed slice of the fuzz suite (``python -m bench.fuzz`` runs 10,000 cases): the known
+findings of issue 16 and about 110 generated cases over every surface must all end as ok
+or refused, never as a crash, hang or out-of-memory. And the harness itself must tell
+those five apart, or a green slice would mean nothing."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from hardware_presets.errors import InputError
+from tests.fuzz import cases, report, runner, targets
+
+SLICE_CASES, SLICE_SEED = 120, 20260
+_BEHAVIOURS = ("ok", "refused", "crash", "hang", "oom", "die")
+
+
+def _misbehave(kind: str) -> str:
+    if kind == "refused":
+        raise InputError("x", 1, "nothing")
+    if kind == "crash":
+        raise KeyError("planted")
+    if kind == "hang":
+        while True:
+            pass
+    if kind == "oom":
+        bytearray(4 << 30)
+    if kind == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "ok"
+
+
+def misbehaving_target(case: str) -> dict:
+    """A worker target that does what its case names (module level: workers import it)."""
+    return targets.outcome_of(_misbehave, case)
+
+
+def no_warm_up() -> None:
+    """The planted cases need nothing compiled."""
+
+
+@pytest.fixture(scope="module")
+def planted() -> dict[str, dict]:
+    pool = runner.Pool(workers=2, timeout=3.0, target=misbehaving_target, warm_up=no_warm_up)
+    cases_ = list(_BEHAVIOURS) + ["ok"]  # one more after the replaced workers
+    return dict(zip(cases_, pool.run(cases_)))
+
+
+@pytest.mark.parametrize("kind", _BEHAVIOURS)
+def test_the_pool_tells_every_ending_apart(planted, kind):
+    expected = {"die": "oom"}.get(kind, kind)
+    assert planted[kind]["kind"] == expected
+
+
+def test_failures_name_their_line(planted):
+    assert planted["crash"]["type"] == "KeyError"
+    assert "tests/test_fuzz_slice.py" in planted["crash"]["where"]
+    assert "_misbehave" in planted["hang"]["where"]  # from the stack dumped before the kill
+    assert planted["die"]["message"] == f"exit code {-signal.SIGKILL}"
+
+
+def test_cases_are_the_same_for_a_seed_and_cover_every_surface():
+    first, again = cases.drawn(40, 7), cases.drawn(40, 7)
+    assert [report.describe(c) for c in first] == [report.describe(c) for c in again]
+    assert {c[0] for c in cases.drawn(200, 7)} == set(cases.SURFACES)
+
+
+def test_fixed_slice_has_no_crash_hang_or_oom():
+    todo = cases.all_cases(SLICE_CASES, SLICE_SEED)
+    counts, groups = report.summarize(todo, runner.Pool(workers=2).run(todo))
+    assert not groups, "\n".join(report.lines(counts, groups))
