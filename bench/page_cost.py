@@ -4,10 +4,11 @@ Each page is opened through Streamlit's AppTest from app.py, warmed, then one wi
 changed to values never seen before (so every cache misses and the page emulates
 again). For each change it records the process CPU time (``time.process_time``) of the
 rerun, widget change to last figure, and splits it by where the script thread spent it:
-emulation (simulate, the decode / sparse steps, scheduling, the sparse study), tables and
-metrics, figure building (``explorer.plots``), Plotly serialisation (``to_dict`` +
-``to_json`` inside ``st.plotly_chart``, with the bytes of every figure's JSON), copies of
-``st.cache_data`` results (pickle), and the rest (Streamlit and the page's own code).
+emulation (simulate, the decode / sparse steps, scheduling, the sparse study) but its
+numerical check against float64 (its own column), tables and metrics, the advisor, figure
+building (``explorer.plots``), Plotly serialisation (``to_dict`` + ``to_json`` inside
+``st.plotly_chart``, with the bytes of every figure's JSON), copies of ``st.cache_data``
+results (pickle), and the rest (Streamlit, the page's own code, other threads).
 It prints the median of the changes against the goal of issue 16 (0.3 s of CPU).
 
 The split is exclusive: a call is charged to the innermost measured function (tables
@@ -41,17 +42,20 @@ PAGES = {
     "sparse": ("w.sa.batch", lambda i: 9 + i),
     "balance": ("w.lb.batch", lambda i: 17 + i),
 }
-#: bucket -> modules whose public functions are charged to it
+#: bucket -> modules whose public functions are charged to it ("module:function" for one)
 BUCKETS = {
+    "numerics": ("explorer.core.simulate:check_numerics",),
     "emulation": ("explorer.core.simulate", "explorer.core.decode_step",
                   "explorer.core.sparse_step", "explorer.core.sparse_study",
                   "explorer.core.scheduling"),
     "tables": ("explorer.core.tables", "explorer.core.metrics"),
+    "advisor": ("explorer.core.advisor",),
     "figures": tuple(f"explorer.plots.{m}" for m in (
         "balance", "cores", "core_diagram", "decode", "gemm", "memory", "report_figures",
         "roofline", "sparse", "style", "timeline")),
 }
-COLUMNS = ("emulation", "tables", "figures", "plotly_json", "cache_copy", "rest")
+COLUMNS = ("emulation", "numerics", "tables", "advisor", "figures", "plotly_json", "cache_copy",
+           "rest")
 
 
 class Meter:
@@ -85,19 +89,23 @@ class Meter:
         return dict(self.seconds), self.json_bytes
 
 
-def _public_functions(module):
-    return {name: obj for name, obj in vars(module).items() if inspect.isfunction(obj)
-            and obj.__module__ == module.__name__ and not name.startswith("_")}
+def _functions(spec: str):
+    """The public functions of a module, or the one named after a colon."""
+    name, _, only = spec.partition(":")
+    module = importlib.import_module(name)
+    return [obj for attr, obj in vars(module).items() if inspect.isfunction(obj)
+            and obj.__module__ == module.__name__ and not attr.startswith("_")
+            and (attr == only or not only)]
 
 
 def instrument(meter: Meter) -> None:
     """Replace the measured functions by timed twins, wherever a module bound them."""
     importlib.import_module("explorer.ui.run_view")  # the UI, so its imports are bound
     swaps = {}
-    for bucket, modules in BUCKETS.items():
-        for name in modules:
-            for fn in _public_functions(importlib.import_module(name)).values():
-                swaps[id(fn)] = (fn, meter.wrap(bucket, fn))
+    for bucket, specs in BUCKETS.items():
+        for spec in specs:
+            for fn in _functions(spec):
+                swaps.setdefault(id(fn), (fn, meter.wrap(bucket, fn)))
     for module in list(sys.modules.values()):
         if getattr(module, "__name__", "").startswith(("explorer", "kernels")):
             for attr, value in list(vars(module).items()):
@@ -152,7 +160,7 @@ def measure(page: str, meter: Meter, changes: int = CHANGES) -> list[dict[str, f
 def report(page: str, rows: list[dict[str, float]]) -> str:
     median = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
     verdict = "ok" if median["total"] <= GOAL_S else "over"
-    cells = " ".join(f"{median[c]:>11.3f}" for c in COLUMNS)
+    cells = " ".join(f"{median[c]:>{max(9, len(c))}.3f}" for c in COLUMNS)
     return (f"{page:<11} {median['total']:>6.3f} {cells} {median['json_kB']:>9.0f}"
             f"  {verdict} (goal {GOAL_S} s)")
 
@@ -162,7 +170,7 @@ def main(pages: list[str]) -> None:
     instrument(meter)
     print(f"CPU seconds per widget change (median of {CHANGES}); "
           f"EXPLORER_WORKERS={os.environ['EXPLORER_WORKERS']}")
-    print(f"{'page':<11} {'total':>6} " + " ".join(f"{c:>11}" for c in COLUMNS)
+    print(f"{'page':<11} {'total':>6} " + " ".join(f"{c:>{max(9, len(c))}}" for c in COLUMNS)
           + f" {'JSON kB':>9}")
     for page in pages:
         print(report(page, measure(page, meter)), flush=True)

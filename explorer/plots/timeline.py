@@ -129,6 +129,12 @@ def lanes(timeline: pd.DataFrame) -> tuple[np.ndarray, list[str], np.ndarray]:
     return lane, labels, lane_pipes
 
 
+def _us(ns: np.ndarray) -> np.ndarray:
+    """Nanoseconds as µs to the femtosecond: exact for any clock and short in the figure's
+    JSON, where a bar's base and its hover columns travel as decimal text."""
+    return np.round(np.asarray(ns, dtype=np.float64) / _NS_PER_US, 6)
+
+
 def _rgba(colour: str, alpha: float) -> str:
     """'#RRGGBB' as an rgba() string with the given opacity."""
     r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
@@ -169,11 +175,10 @@ def _exact_traces(fig: go.Figure, rows: pd.DataFrame, lane: np.ndarray,
             continue
         sub_rows = rows.loc[on_pipe]
         custom = np.column_stack([
-            sub_rows["op"].to_numpy(dtype=object), start[on_pipe] / _NS_PER_US,
-            end[on_pipe] / _NS_PER_US,
+            sub_rows["op"].to_numpy(dtype=object), _us(start[on_pipe]), _us(end[on_pipe]),
             [format_bytes(b) if b else "-" for b in sub_rows["bytes"].to_numpy()],
             [s if s else "-" for s in sub_rows["served_from"].to_numpy(dtype=object)],
-            issued[on_pipe] / _NS_PER_US])
+            _us(issued[on_pipe])])
         is_copy = copy[on_pipe]
         name = pipe_name(pipe, lang)
         shown = False
@@ -182,8 +187,8 @@ def _exact_traces(fig: go.Figure, rows: pd.DataFrame, lane: np.ndarray,
                 continue
             sel = np.flatnonzero(on_pipe)[part]
             fig.add_trace(go.Bar(
-                orientation="h", y=label_arr[lane[sel]], base=start[sel] / _NS_PER_US,
-                x=(issued[sel] - start[sel]) / _NS_PER_US, name=name, legendgroup=pipe,
+                orientation="h", y=label_arr[lane[sel]], base=_us(start[sel]),
+                x=_us(issued[sel] - start[sel]), name=name, legendgroup=pipe,
                 showlegend=not shown,
                 marker=dict(color=PIPE_COLOURS[pipe], line=dict(width=0)),
                 customdata=custom[part], hovertemplate=hover + "<extra>%{y}</extra>"))
@@ -196,8 +201,8 @@ def _exact_traces(fig: go.Figure, rows: pd.DataFrame, lane: np.ndarray,
         thick = np.minimum(_THIN, 0.8 * slot)
         offset = -_BAND / 2 + (sublane[sel] + 0.5) * slot - thick / 2
         fig.add_trace(go.Bar(
-            orientation="h", y=label_arr[lane[sel]], base=issued[sel] / _NS_PER_US,
-            x=(end[sel] - issued[sel]) / _NS_PER_US, width=thick, offset=offset,
+            orientation="h", y=label_arr[lane[sel]], base=_us(issued[sel]),
+            x=_us(end[sel] - issued[sel]), width=thick, offset=offset,
             name=msg("timeline.in_flight", lang, pipe=pipe), legendgroup=pipe,
             marker=dict(color=_rgba(PIPE_COLOURS[pipe], _THIN_OPACITY),
                         line=dict(color="rgba(0,0,0,0.45)", width=0.5)),
@@ -261,9 +266,9 @@ def _pixel_figure(rows: pd.DataFrame, lane: np.ndarray, labels: list[str],
         sel = lane_pipes[g] == code
         pipe = PIPES[code]
         fig.add_trace(go.Bar(
-            orientation="h", y=g[sel], base=start[sel] / _NS_PER_US,
-            x=(end[sel] - start[sel]) / _NS_PER_US, name=pipe_name(pipe, lang),
-            legendgroup=pipe, marker=dict(color=PIPE_COLOURS[pipe], line=dict(width=0)),
+            orientation="h", y=g[sel], base=_us(start[sel]), x=_us(end[sel] - start[sel]),
+            name=pipe_name(pipe, lang), legendgroup=pipe,
+            marker=dict(color=PIPE_COLOURS[pipe], line=dict(width=0)),
             customdata=np.column_stack([start[sel], end[sel]]) / _NS_PER_US,
             hovertemplate=hover + "<extra></extra>"))
     title = msg("timeline.title_pixels", lang, segments=len(rows), bars=len(start))
