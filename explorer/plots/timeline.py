@@ -6,7 +6,8 @@ be unreadable anyway. Above ``max_segments`` the figure carries only what is dra
 lane's busy time merged at pixel resolution (``lane_time.pixel_bars``: busy time kept,
 segments longer than a pixel exact), or, for many lanes or too many bars, the fraction
 of every time bin each lane was busy; picking cores or a time window brings the exact
-segments back (the trace download always has them). Everything here is vectorised: 10^6 instructions aggregate in well under 1 s.
+segments back (the trace download always has them). Everything here is vectorised:
+10^6 instructions aggregate in well under 1 s.
 
 A DMA pipe (MTE2, MTE3, FIXP writing to GM) is a queue: a GM copy holds its pipe only while
 it issues (``start_ns`` .. ``issue_end_ns``, the full-height bar), then is in flight until its
