@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+import types
 from pathlib import Path
 
 import pandas as pd
@@ -131,6 +133,20 @@ def test_a_killed_worker_is_replaced_and_the_queue_goes_on(pool, tmp_path):
         killed.result(DEADLINE_S)
     assert queued.result(DEADLINE_S) == 3
     assert pool.submit(_simulate_dict, SMALL).result(DEADLINE_S).metrics
+
+
+def test_new_workers_do_not_run_the_servers_main_module(pool, tmp_path, monkeypatch):
+    """While a session's script runs, Streamlit makes the app script ``__main__``; a worker
+    started then must not run it (multiprocessing would, and app.py would start a pool)."""
+    marker, script = tmp_path / "ran", tmp_path / "app.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    main = types.ModuleType("__main__")
+    main.__file__, main.__spec__ = str(script), None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    with pytest.raises(WorkerDied):
+        pool.submit(_die).result(DEADLINE_S)  # its replacement starts with this __main__
+    assert pool.submit(_record, str(tmp_path / "calls"), 4).result(DEADLINE_S) == 4
+    assert not marker.exists()
 
 
 # ---- the shared table, in this process ---------------------------------------------------
