@@ -44,8 +44,9 @@ def _rerun_request(page: str, query: str) -> bytes:
     return msg.SerializeToString()
 
 
-class _Watch:
-    """What the ForwardMsgs of one run said: its end, its exceptions, its marker."""
+class RunWatch:
+    """What the ForwardMsgs of one run said: its end, its exceptions, its marker (fed one
+    message at a time by ``read``; ``error`` once the run is over)."""
 
     def __init__(self) -> None:
         self.exceptions: list[str] = []
@@ -80,7 +81,7 @@ class _Watch:
         return None
 
 
-async def _run(url: str, page: str, query: str, watch: _Watch) -> None:
+async def _run(url: str, page: str, query: str, watch: RunWatch) -> None:
     async with connect(url, subprotocols=["streamlit"], max_size=None, proxy=None,
                        ping_interval=None, compression=None) as ws:
         watch.sent = time.perf_counter()
@@ -95,7 +96,7 @@ async def open_page(port: int, page: str, query: str = "",
 
     Never raises for what the server does (refused connection, closed socket, deadline):
     that is the run's error."""
-    watch = _Watch()
+    watch = RunWatch()
     start = time.perf_counter()
     try:
         await asyncio.wait_for(_run(f"ws://127.0.0.1:{port}/_stcore/stream", page, query,
