@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-import tomllib
-
 import hardware_presets as hp
+from hardware_presets import documents
 from hardware_presets.errors import InputError
 from kernels.models import load_model_text
 
@@ -19,10 +20,15 @@ from .core.decode_step import simulate_decode
 from .core.emulator.engine import ENGINES, DeadlockError
 from .core.i18n import t
 from .core.metrics import METRICS
+from .core.scenario import DOCUMENT_MAX_CHARS
 from .core.trace import chrome_trace
+from .plots.report import scenario_from_report
 
 EXIT_OK, EXIT_INPUT, EXIT_NUMERICS, EXIT_DEADLOCK = 0, 2, 3, 4
-MAX_SCENARIO_BYTES = 1 << 20
+MAX_SCENARIO_BYTES = DOCUMENT_MAX_CHARS
+#: a report holds Plotly's JavaScript (about 5 MB) after its embedded scenario: a larger
+#: file is not ours, and only the first MiB, where the scenario sits, is read
+MAX_REPORT_BYTES, REPORT_HEAD_BYTES = 32 << 20, 1 << 20
 
 
 def _format(value: object, unit: str) -> str:
@@ -32,17 +38,46 @@ def _format(value: object, unit: str) -> str:
 
 
 def _read_text(path: str, what: str = "SCENARIO") -> tuple[Path, str]:
+    """A UTF-8 file of at most MAX_SCENARIO_BYTES, through the one safe reader."""
+    return Path(path), documents.read_file(path, what, ".toml or .json file",
+                                           MAX_SCENARIO_BYTES)
+
+
+def _report_head(path: str) -> str:
+    """The first MiB of a report .html (a multi-byte character cut at its end is dropped)."""
     file = Path(path)
-    if not file.is_file():
-        raise InputError(what, path, "an existing .toml or .json file")
-    if file.stat().st_size > MAX_SCENARIO_BYTES:
-        raise InputError(what, path, f"a file of at most {MAX_SCENARIO_BYTES} bytes")
-    return file, file.read_text(encoding="utf-8")
+    if not file.is_file() or file.stat().st_size > MAX_REPORT_BYTES:
+        raise InputError("SCENARIO", path, f"an existing report of at most {MAX_REPORT_BYTES:,} "
+                                           "bytes, or a .toml / .json scenario file")
+    with file.open("rb") as stream:
+        return stream.read(REPORT_HEAD_BYTES).decode("utf-8", errors="ignore")
 
 
 def _read_scenario(path: str) -> Scenario:
+    """The scenario of a .toml / .json file, or the one embedded in a report .html."""
+    if Path(path).suffix.lower() in (".html", ".htm"):
+        return scenario_from_report(_report_head(path), Path(path).name)
     file, text = _read_text(path)
     return Scenario.from_file_text(text, file.name)
+
+
+def output_file(path: str | None, what: str) -> Path | None:
+    """Where an output will go, checked before any work: a file in an existing folder."""
+    if path is None:
+        return None
+    file = Path(path)
+    if not file.parent.is_dir() or file.is_dir():
+        raise InputError(what, path, "a file in an existing folder")
+    return file
+
+
+def write_output(file: Path, text: str, what: str) -> None:
+    """Write one output; a file that cannot be written is bad input, not a crash."""
+    try:
+        file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(what, str(file), "a file that can be written",
+                         exc.strerror or "") from None
 
 
 def _kind_of(file: Path, text: str) -> str:
@@ -50,10 +85,7 @@ def _kind_of(file: Path, text: str) -> str:
     [shape] table, anything else is read as a scenario."""
     if file.suffix.lower() == ".json":
         return "scenario"
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return "scenario"  # the scenario parser names the TOML error
+    data = documents.load_toml(text, file.name, MAX_SCENARIO_BYTES)
     return "chip" if "architecture" in data else "model" if "shape" in data else "scenario"
 
 
@@ -89,6 +121,7 @@ def decode_summary(result) -> dict[str, float]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    trace = output_file(args.trace, "--trace")
     result = simulate(_read_scenario(args.scenario), engine=args.engine)
     check = result.numerics
     extra = {"decode_step": decode_summary(result)} if result.scenario.kernel == "decode" else {}
@@ -105,8 +138,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{check.verified} of {check.total} elements verified")
         for name, value in extra.get("decode_step", {}).items():
             print(f"  decode step: {name:<30} {_format(value, '')}")
-    if args.trace:
-        Path(args.trace).write_text(json.dumps(chrome_trace(result)), encoding="utf-8")
+    if trace:
+        write_output(trace, json.dumps(chrome_trace(result)), "--trace")
     return EXIT_OK if check.passed else EXIT_NUMERICS
 
 
@@ -146,15 +179,33 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def say(exc: Exception) -> None:
+    """One line on stderr, whatever the message holds (a file name with a newline or a
+    terminal escape in it is shown escaped)."""
+    text = " ".join(str(exc).split())
+    print("error: " + "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text),
+          file=sys.stderr)
+
+
+def refusing(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """The command with bad input (an InputError, a document refusal) turned into one line
+    on stderr and exit code 2, also when it is called without :func:`main`."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except InputError as exc:
+            say(exc)
+            return EXIT_INPUT
+    return run
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code says how it ended (see the module docstring)."""
     args = parser().parse_args(argv)
     try:
-        return args.func(args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return refusing(args.func)(args)
     except DeadlockError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(exc)
         return EXIT_DEADLOCK
 

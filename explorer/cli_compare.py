@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from . import cli
 from .core import simulate
@@ -58,11 +57,12 @@ def as_json(c: Comparison) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    report = cli.output_file(args.report, "--report")
     a, b = cli._read_scenario(args.a), cli._read_scenario(args.b)
     comparison = compare(simulate(a), simulate(b))
     print(as_json(comparison) if args.json else "\n".join(text_lines(comparison)))
-    if args.report:
-        Path(args.report).write_text(compare_report(comparison, LANG), encoding="utf-8")
+    if report:
+        cli.write_output(report, compare_report(comparison, LANG), "--report")
     return cli.EXIT_OK
 
 

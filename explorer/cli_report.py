@@ -12,51 +12,39 @@ The command is registered by :func:`add_parser`; ``explorer/cli.py`` calls it.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from hardware_presets.errors import InputError
 
 from . import cli  # attributes read at call time: cli.py may import this module at its top
-from .core import Scenario, simulate
+from .core import simulate
 from .core.emulator.engine import ENGINES
 from .core.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
-from .plots.report import html_report, markdown_report, scenario_from_report
-
-#: a report holds Plotly's JavaScript (about 5 MB): a larger file is not ours
-MAX_REPORT_BYTES = 32 << 20
+from .plots.report import html_report, markdown_report
 
 
-def read_input(path: str) -> Scenario:
-    """The scenario of a .toml / .json file, or the one embedded in a report .html."""
-    file = Path(path)
-    if file.suffix.lower() not in (".html", ".htm"):
-        return cli._read_scenario(path)  # noqa: SLF001  (one reader for every command)
-    if not file.is_file() or file.stat().st_size > MAX_REPORT_BYTES:
-        raise InputError("SCENARIO", path, f"an existing report of at most {MAX_REPORT_BYTES} "
-                                           "bytes, or a .toml / .json scenario file")
-    return scenario_from_report(file.read_text(encoding="utf-8", errors="replace"), file.name)
-
-
-def _write(args: argparse.Namespace, result) -> None:
+def _write(args: argparse.Namespace, result, html_out: Path | None) -> None:
     """The HTML (when -o is given or nothing else is asked for) and the Markdown folder."""
-    if args.output or not args.markdown:
-        out = Path(args.output or "report.html")
-        out.write_text(html_report(result, args.lang), encoding="utf-8")
-        print(t("report.cli.wrote", args.lang, path=out))
+    if html_out:
+        cli.write_output(html_out, html_report(result, args.lang), "--output")
+        print(t("report.cli.wrote", args.lang, path=html_out))
     if args.markdown:
-        print(t("report.cli.wrote", args.lang, path=markdown_report(result, args.markdown,
-                                                                    args.lang)))
+        try:
+            folder = markdown_report(result, args.markdown, args.lang)
+        except OSError as exc:  # a folder that cannot be made or written
+            raise InputError("--markdown", args.markdown, "a folder that can be written",
+                             exc.strerror or "") from None
+        print(t("report.cli.wrote", args.lang, path=folder))
 
 
+@cli.refusing
 def cmd_report(args: argparse.Namespace) -> int:
-    """Simulate the scenario and write its report(s); bad input exits with 2."""
-    try:
-        result = simulate(read_input(args.scenario), engine=args.engine)
-        _write(args, result)
-    except (InputError, OSError) as exc:  # OSError: an output that cannot be written
-        print(f"error: {exc}", file=sys.stderr)
-        return cli.EXIT_INPUT
+    """Simulate the scenario and write its report(s); bad input exits with 2, a failed
+    numerical check with 3 after writing the report."""
+    html_out = cli.output_file(args.output or (None if args.markdown else "report.html"),
+                               "--output")
+    result = simulate(cli._read_scenario(args.scenario), engine=args.engine)  # noqa: SLF001
+    _write(args, result, html_out)
     return cli.EXIT_OK if result.numerics.passed else cli.EXIT_NUMERICS
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from hardware_presets.errors import InputError
 
+from . import cli
+from .core.metrics import METRICS
 from .core.sweep import MAX_AXES, MAX_SCENARIOS, SYNTAX, Sweep, SweepResult, run_sweep
 from .core.sweep_exec import DaskExecutor, LocalExecutor
 from .plots.other_reports import sweep_report
@@ -75,11 +77,11 @@ def _summary(result: SweepResult) -> str:
     return text + (" (stopped early)" if result.cancelled else "")
 
 
-def _write(result: SweepResult, output: str) -> None:
-    if output == "-":
+def _write(result: SweepResult, output: Path | None) -> None:
+    if output is None:
         sys.stdout.write(result.to_csv())
     else:
-        Path(output).write_text(result.to_csv(), encoding="utf-8")
+        cli.write_output(output, result.to_csv(), "--output")
 
 
 @contextmanager
@@ -115,30 +117,26 @@ def _execute(sweep: Sweep, args: argparse.Namespace) -> SweepResult:
         executor.close()
 
 
+@cli.refusing
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """The ``sweep`` subcommand; InputErrors become exit code 2 with the message."""
-    from .cli import EXIT_INPUT, EXIT_OK, _read_scenario  # cli.py imports this module
-    try:
-        sweep = Sweep.parse(_read_scenario(args.scenario), args.param)
-        result = _execute(sweep, args)
-        _write(result, args.output)
-        if args.report:
-            Path(args.report).write_text(sweep_report(
-                sweep.to_toml(), result, args.metric, kind="heatmap" if len(result.names) == 2
-                else "line"), encoding="utf-8")
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+    """The ``sweep`` subcommand; every output and the metric are checked before it runs."""
+    if args.metric not in METRICS:
+        raise InputError("--metric", args.metric, "one of " + ", ".join(METRICS))
+    output = cli.output_file(None if args.output == "-" else args.output, "--output")
+    report = cli.output_file(args.report, "--report")
+    sweep = Sweep.parse(cli._read_scenario(args.scenario), args.param)  # noqa: SLF001
+    result = _execute(sweep, args)
+    _write(result, output)
+    if report:
+        cli.write_output(report, sweep_report(sweep.to_toml(), result, args.metric, kind=(
+            "heatmap" if len(result.names) == 2 else "line")), "--report")
     print(_summary(result), file=sys.stderr)
-    return EXIT_OK
+    return cli.EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m explorer.cli_sweep SCENARIO --param ...``: the subcommand on its own."""
-    ap = argparse.ArgumentParser(prog="python -m explorer.cli_sweep")
-    add_parser(ap.add_subparsers(dest="command", required=True))
-    args = ap.parse_args(["sweep", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)
+    return cli.main(["sweep", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ from __future__ import annotations
 import functools
 import json
 import os
-import tomllib
 from pathlib import Path
 
+from . import documents
 from .errors import InputError
 from .fields import FIELDS, SECTIONS, section_keys
 from .schema import Chip
@@ -54,13 +54,9 @@ def _preset_with(name: str, items: tuple) -> Chip:
 
 def load_file(path: str | os.PathLike, /, **overrides: int | float) -> Chip:
     """A chip from a user's TOML file in the preset schema, optionally with overrides."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("chip file", str(p), "an existing TOML file in the preset schema")
-    size = p.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise InputError(f"{p.name}: size", size, f"at most {MAX_FILE_BYTES} bytes")
-    return load_text(p.read_bytes(), origin=p.name, **overrides)
+    name = Path(path).name
+    text = documents.read_file(path, name, "TOML file in the preset schema", MAX_FILE_BYTES)
+    return load_text(text, origin=name, **overrides)
 
 
 def load_text(text: str | bytes, /, origin: str = "<chip text>", **overrides: int | float) -> Chip:
@@ -68,19 +64,8 @@ def load_text(text: str | bytes, /, origin: str = "<chip text>", **overrides: in
     if isinstance(text, bytes):
         if len(text) > MAX_FILE_BYTES:
             raise InputError(f"{origin}: size", len(text), f"at most {MAX_FILE_BYTES} bytes")
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise InputError(f"{origin}: encoding", str(err), "UTF-8 text") from None
-    if not isinstance(text, str):
-        raise InputError(f"{origin}: text", type(text).__name__, "TOML text (str or bytes)")
-    if len(text) > MAX_FILE_BYTES:
-        raise InputError(f"{origin}: size", len(text), f"at most {MAX_FILE_BYTES} characters")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise InputError(f"{origin}: TOML", str(err),
-                         "a valid TOML document in the preset schema (see 910B2.toml)") from None
+        text = documents.decode(text, origin)
+    doc = documents.load_toml(text, origin, MAX_FILE_BYTES, f"{origin}: TOML")
     chip = parse_document(doc, origin)
     return chip.with_overrides(**overrides) if overrides else chip
 

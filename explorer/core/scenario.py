@@ -4,7 +4,6 @@ round-trips through TOML and JSON as plain data (no pickle, no eval)."""
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -12,10 +11,13 @@ import tomli_w
 
 import hardware_presets as hp
 import kernels
+from hardware_presets import documents
 from hardware_presets.errors import InputError
 
 SEED_MAX = 2**32 - 1
 NAME_MAX = 200
+#: a scenario document is a few hundred characters; a file or upload may be this long
+DOCUMENT_MAX_CHARS = 1 << 20
 _KEYS = ("name", "preset", "overrides", "kernel", "params", "seed")
 
 
@@ -122,14 +124,7 @@ class Scenario:
 
     @classmethod
     def _parse(cls, text: str, fmt: str, origin: str) -> "Scenario":
-        loads, error = _PARSERS[fmt]
-        try:
-            data = loads(text)
-        except error as exc:
-            raise InputError(origin, "(file)", f"valid {fmt.upper()}", str(exc)) from None
-        return cls.from_dict(data, origin)
-
-
-#: data-only parsers per file format: (loads, its decode error)
-_PARSERS = {"toml": (tomllib.loads, tomllib.TOMLDecodeError),
-            "json": (json.loads, json.JSONDecodeError)}
+        """Through the one safe document reader: size, nesting, repeated keys and
+        unreadable text are refused there, the fields by :meth:`from_dict`."""
+        loads = documents.load_json if fmt == "json" else documents.load_toml
+        return cls.from_dict(loads(text, origin, DOCUMENT_MAX_CHARS), origin)

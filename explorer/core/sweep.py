@@ -125,6 +125,13 @@ def _listed(text: str, knob: Knob) -> list:
     return out
 
 
+def _count(start: float, stop: float, step: float, factor: bool) -> int | float:
+    """How many values START:STOP:STEP has, computed without generating them; a step so
+    small that the count overflows a float is ``inf`` (then refused, not expanded)."""
+    span = math.log(stop / start) / math.log(step) if factor else (stop - start) / step
+    return int(math.floor(span + 1e-9)) + 1 if span <= MAX_SCENARIOS else math.inf
+
+
 def _series(text: str, knob: Knob) -> list:
     """START:STOP:STEP with STOP included, or START:STOP:*FACTOR (geometric)."""
     parts = text.split(":")
@@ -137,8 +144,7 @@ def _series(text: str, knob: Knob) -> list:
     if stop < start or step <= 0 or (factor and (step <= 1 or start <= 0)):
         raise InputError(knob.field, text, "START <= STOP and a step > 0 (a factor > 1 "
                          "and START > 0 for *FACTOR)")
-    count = math.log(stop / start) / math.log(step) if factor else (stop - start) / step
-    count = int(math.floor(count + 1e-9)) + 1
+    count = _count(start, stop, step, factor)
     if count > MAX_SCENARIOS:
         raise InputError(knob.field, text, f"at most {MAX_SCENARIOS:,} values",
                          "use a coarser step")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import difflib
 import functools
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
+from hardware_presets import documents
 from hardware_presets.errors import InputError
 from hardware_presets.schema import Provenance
 from hardware_presets.validate import check_value
@@ -59,15 +59,7 @@ def _preset(name: str) -> ModelShape:
 
 def load_model_text(text: str, origin: str = "<model text>") -> ModelShape:
     """A model from TOML text in the preset schema; ``origin`` names it in messages."""
-    if not isinstance(text, str) or len(text) > MAX_TEXT:
-        raise InputError(f"{origin}: text", type(text).__name__,
-                         f"TOML text of at most {MAX_TEXT} characters")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise InputError(f"{origin}: TOML", str(err), "a valid TOML document in the model "
-                         "schema (see llama3_8b.toml)") from None
-    return parse_model_document(doc, origin)
+    return parse_model_document(documents.load_toml(text, origin, MAX_TEXT, f"{origin}: TOML"), origin)
 
 
 def parse_model_document(doc: Mapping, origin: str) -> ModelShape:
