@@ -17,7 +17,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.plots.style import base_layout, byte_unit, empty_figure, format_bytes, msg
+from explorer.plots.style import (base_layout, byte_unit, empty_figure, format_bytes, msg,
+                                  reference_line)
 
 #: one colour per policy (Okabe-Ito), the same in every figure
 COLOURS = {"norm_high": "#D55E00", "norm_low": "#0072B2", "h2o": "#009E73",
@@ -39,16 +40,16 @@ def policy_name(policy: str, lang: str) -> str:
 
 
 # ---- accuracy against the keep ratio -----------------------------------------------------
-def _metric_line(fig: go.Figure, rows: pd.DataFrame, metric: str, col: int, policy: str,
-                 lang: str, chosen: bool) -> None:
-    fig.add_trace(go.Scatter(
-        x=rows["keep_ratio"], y=rows[metric], mode="lines+markers", meta=f"{metric}:{policy}",
-        name=policy_name(policy, lang), legendgroup=policy, showlegend=col == 1,
+def _metric_line(rows: pd.DataFrame, metric: str, col: int, policy: str, lang: str,
+                 chosen: bool) -> go.Scatter:
+    return go.Scatter(
+        x=rows["keep_ratio"].to_numpy(), y=rows[metric].to_numpy(), mode="lines+markers",
+        meta=f"{metric}:{policy}", name=policy_name(policy, lang), legendgroup=policy,
+        showlegend=col == 1,
         line=dict(color=COLOURS.get(policy, "#000000"), width=3.5 if chosen else 1.5),
-        marker=dict(size=7 if chosen else 4), customdata=rows["kept"],
+        marker=dict(size=7 if chosen else 4), customdata=rows["kept"].to_numpy(),
         hovertemplate=_m("accuracy_hover", lang, ratio="%{x:.0%}", value="%{y:.3f}",
-                         kept="%{customdata:,.0f}") + "<extra>%{fullData.name}</extra>"),
-        row=1, col=col)
+                         kept="%{customdata:,.0f}") + "<extra>%{fullData.name}</extra>")
 
 
 def accuracy_figure(summary: pd.DataFrame, lang: str = "en", chosen: str = "",
@@ -60,12 +61,14 @@ def accuracy_figure(summary: pd.DataFrame, lang: str = "en", chosen: str = "",
         return empty_figure(_m("accuracy_empty", lang), _m("accuracy_title", lang))
     fig = make_subplots(rows=1, cols=len(METRICS), horizontal_spacing=0.07,
                         subplot_titles=[_m(f"metric.{m}", lang) for m in METRICS])
-    for col, metric in enumerate(METRICS, start=1):
-        for policy, rows in summary.groupby("policy", sort=False):
-            _metric_line(fig, rows, metric, col, policy, lang, policy == chosen)
-        if keep_ratio is not None:
-            fig.add_vline(x=float(keep_ratio), row=1, col=col,
-                          line=dict(dash="dot", color="#000000", width=1.5))
+    lines = [(col, _metric_line(rows, metric, col, policy, lang, policy == chosen))
+             for col, metric in enumerate(METRICS, start=1)
+             for policy, rows in summary.groupby("policy", sort=False)]
+    fig.add_traces([trace for _, trace in lines], rows=1, cols=[col for col, _ in lines])
+    if keep_ratio is not None:
+        for col in range(1, len(METRICS) + 1):
+            reference_line(fig, "x", float(keep_ratio),
+                           dict(dash="dot", color="#000000", width=1.5), panel=col)
     base_layout(fig, _m("accuracy_title", lang), height=460)
     fig.update_layout(legend=dict(yanchor="top", y=-0.2), margin=dict(b=110))
     fig.update_xaxes(tickformat=".0%", range=[0, 1.03], title_text=_m("ratio_axis", lang))

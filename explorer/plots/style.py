@@ -135,16 +135,18 @@ _LABEL_AT = {"top left": (0.0, "left", "bottom"), "top right": (1.0, "right", "b
 
 
 def reference_line(fig: go.Figure, axis: str, value: float, line: dict, text: str = "",
-                   position: str = "top left") -> None:
+                   position: str = "top left", panel: int = 1) -> None:
     """A labelled line across the plot at ``value`` of ``axis`` ("y": horizontal, "x":
-    vertical): one shape and one annotation, what ``add_hline`` / ``add_vline`` draw, at a
-    fraction of their cost (they resolve subplots for every call, ~4 ms each)."""
+    vertical) in subplot ``panel`` (1 = the first axes): one shape and one annotation,
+    what ``add_hline`` / ``add_vline`` draw, at a fraction of their cost (they resolve
+    subplots for every call, ~4 ms each)."""
     along, xanchor, yanchor = _LABEL_AT[position]
     other = "x" if axis == "y" else "y"
-    ends = {f"{other}ref": f"{other} domain", f"{other}0": 0.0, f"{other}1": 1.0,
-            f"{axis}ref": axis, f"{axis}0": value, f"{axis}1": value}
+    suffix = "" if panel == 1 else str(panel)
+    ends = {f"{other}ref": f"{other}{suffix} domain", f"{other}0": 0.0, f"{other}1": 1.0,
+            f"{axis}ref": f"{axis}{suffix}", f"{axis}0": value, f"{axis}1": value}
     fig.add_shape(type="line", line=line, **ends)
     if text:
         fig.add_annotation(text=text, showarrow=False, xanchor=xanchor, yanchor=yanchor,
-                           **{f"{other}ref": f"{other} domain", other: along,
-                              f"{axis}ref": axis, axis: value})
+                           **{f"{other}ref": f"{other}{suffix} domain", other: along,
+                              f"{axis}ref": f"{axis}{suffix}", axis: value})

@@ -4,13 +4,14 @@ tokens each policy keeps for one head next to the dense attention, how key norms
 attention on these inputs, and, from emulation (``sparse_step``), the KV bytes and the
 decode step with and without the policy, the compression on the timeline, the check.
 
-Inputs, study tables and steps are cached (on the knobs, the upload's file id or the
-scenario), so a view change reruns in a blink.
+Inputs, study tables, the study's figures and steps are cached (on the knobs, the upload's
+file id or the scenario), so a view change reruns in a blink.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.core import Scenario
@@ -102,6 +103,24 @@ def norm_relation(data_key: str, _data: sd.SparseInputs, head: int):
     return (*picked, float(np.nanmean(rhos)))
 
 
+# ---- cached figures (a change of the workload or the chip leaves them as they are) -------
+@st.cache_resource(max_entries=16, show_spinner=False)
+def accuracy_figure(data_key: str, _summary: pd.DataFrame, study: tuple, lang: str,
+                    chosen: str, keep_ratio: float) -> go.Figure:
+    """``sparse.accuracy_figure`` of the study ``accuracy(data_key, *study)`` returned."""
+    return sp.accuracy_figure(_summary, lang, chosen, keep_ratio)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def kept_figure(data_key: str, _data: sd.SparseInputs, head: int, keep_ratio: float,
+                policy: tuple, lang: str, chosen: str) -> go.Figure:
+    """The tokens every policy keeps in ``head`` (``policy`` = sinks, window, page size)."""
+    sinks, window, page_size = policy
+    mask, attention = ss.kept_mask(_data, head, POLICIES, keep_ratio, sinks=sinks,
+                                   window=window, page_size=page_size, seed=SEED)
+    return sp.kept_figure(mask, attention, lang, chosen, keep_ratio)
+
+
 # ---- showing the accuracy ----------------------------------------------------------------
 def _display(summary: pd.DataFrame, keep_ratio: float) -> pd.DataFrame:
     """The rows of the chosen ratio, headed in the session's language."""
@@ -120,7 +139,8 @@ def show_accuracy(p: dict, found: tuple[str, sd.SparseInputs]) -> None:
     fits, dropped = ratios(p, data.tokens)
     with st.spinner(state.tr("ui.sparse.studying")):
         summary = accuracy(data_key, data, fits, p["sinks"], p["window"], p["page_size"])
-    fig = sp.accuracy_figure(summary, state.language(), p["sparse"], p["keep_ratio"])
+    fig = accuracy_figure(data_key, summary, (fits, p["sinks"], p["window"], p["page_size"]),
+                          state.language(), p["sparse"], p["keep_ratio"])
     run_view.show(fig, key="sa_accuracy")
     st.caption(state.tr("ui.sparse.caption.accuracy", heads=data.kv_heads,
                         tokens=f"{data.tokens:,}", group=data.group))
@@ -135,10 +155,9 @@ def show_kept(p: dict, found: tuple[str, sd.SparseInputs]) -> float:
     the measured rank correlation of key norm and attention."""
     data_key, data = found
     head = controls.head_slider(data.kv_heads)
-    mask, attention = ss.kept_mask(data, head, POLICIES, p["keep_ratio"], sinks=p["sinks"],
-                                   window=p["window"], page_size=p["page_size"], seed=SEED)
     lang = state.language()
-    run_view.show(sp.kept_figure(mask, attention, lang, p["sparse"], p["keep_ratio"]),
+    run_view.show(kept_figure(data_key, data, head, p["keep_ratio"],
+                              (p["sinks"], p["window"], p["page_size"]), lang, p["sparse"]),
                   key="sa_kept")
     st.caption(state.tr("ui.sparse.caption.kept", head=head))
     norms, probs, rho = norm_relation(data_key, data, head)
