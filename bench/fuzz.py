@@ -3,6 +3,7 @@ calls, uploads and URL parameters (tests/fuzz), each in a memory- and time-limit
 
 Prints the counts crash / hang / oom / refused / ok and one repro per distinct failure;
 exits 1 when any case crashed, hung or ran out of memory (issue 16's goal is 0 / 0 / 0).
+``--replay I`` runs case I of the seed in this process, uncaught, for its full traceback.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 import sys
 import time
 
-from tests.fuzz import cases, report, runner
+from tests.fuzz import cases, report, runner, targets
 
 
 def _progress(total: int):
@@ -25,6 +26,14 @@ def _progress(total: int):
     return tick
 
 
+def replay(index: int, seed: int) -> int:
+    """Run one case in this process without the harness's catch-all (no limits)."""
+    surface, payload = cases.case_at(index, seed)
+    print(f"case {index}: {report.describe((surface, payload))}", file=sys.stderr)
+    print(targets.SURFACES[surface](payload))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.fuzz", description=__doc__)
     ap.add_argument("--cases", type=int, default=10_000)
@@ -33,7 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=runner.TIMEOUT_S, help="seconds per case")
     ap.add_argument("--memory-mib", type=int, default=runner.MEMORY_BYTES >> 20,
                     help="address space a case may add to a warm worker")
+    ap.add_argument("--replay", type=int, metavar="I", help="run case I here, uncaught")
     args = ap.parse_args(argv)
+    if args.replay is not None:
+        return replay(args.replay, args.seed)
     start = time.monotonic()
     todo = cases.all_cases(args.cases, args.seed)
     drawn = time.monotonic()

@@ -50,16 +50,23 @@ KNOWN = (
 )
 
 
+_MIX = weighted(*((w, s.map(lambda p, name=name: (name, p))) for name, (w, s) in SURFACES.items()))
+
+
+def _draw(seed_value: int, index: int) -> tuple[str, object]:
+    data = ConjectureData(random=random.Random(f"{seed_value}:{index}"))
+    with BuildContext(data, wrapped_test=None):
+        return data.draw(_MIX)
+
+
 def drawn(n: int, seed_value: int = 0) -> list[tuple[str, object]]:
     """``n`` cases (surface, payload) generated from ``seed_value``; the same every time."""
-    strategy = weighted(*((w, s.map(lambda p, name=name: (name, p)))
-                          for name, (w, s) in SURFACES.items()))
-    cases = []
-    for i in range(n):
-        data = ConjectureData(random=random.Random(f"{seed_value}:{i}"))
-        with BuildContext(data, wrapped_test=None):
-            cases.append(data.draw(strategy))
-    return cases
+    return [_draw(seed_value, i) for i in range(n)]
+
+
+def case_at(index: int, seed_value: int = 0) -> tuple[str, object]:
+    """Case ``index`` of ``all_cases(n, seed_value)`` for any n above it, drawn alone."""
+    return KNOWN[index] if index < len(KNOWN) else _draw(seed_value, index - len(KNOWN))
 
 
 def all_cases(n: int, seed_value: int = 0) -> list[tuple[str, object]]:

@@ -41,6 +41,7 @@ class Group:
     count: int
     message: str
     repro: str
+    index: int  # of the repro in the run's cases (``bench.fuzz --replay``)
 
 
 def summarize(cases: list, outcomes: list[dict]) -> tuple[Counter, list[Group]]:
@@ -55,7 +56,7 @@ def summarize(cases: list, outcomes: list[dict]) -> tuple[Counter, list[Group]]:
         texts = {i: describe(cases[i]) for i in members}
         smallest = min(members, key=lambda i: len(texts[i]))
         found.append(Group(kind, type_, where, len(members), outcomes[smallest]["message"],
-                           texts[smallest]))
+                           texts[smallest], smallest))
     found.sort(key=lambda g: (FAILURES.index(g.kind), -g.count))
     return counts, found
 
@@ -67,7 +68,7 @@ def lines(counts: Counter, groups: list[Group]) -> list[str]:
         out.append(f"\n[{g.kind}] {g.type} at {g.where} ({g.count} cases)")
         if g.message:
             out.append(f"  message: {g.message}")
-        out.append(f"  repro:   {g.repro}")
+        out.append(f"  repro:   case {g.index}: {g.repro}")
     return out
 
 

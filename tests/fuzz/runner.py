@@ -34,7 +34,7 @@ from . import targets
 MEMORY_BYTES = 1 << 30
 TIMEOUT_S = 10.0
 WALL_FACTOR = 3.0
-_DUMP_WAIT_S = 2.0
+_DUMP_WAIT_S = 5.0
 _CONTEXT = mp.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["tests.fuzz.targets"])
 
@@ -102,16 +102,13 @@ class _Worker:
                                     _cpu_seconds(self.process.pid) - self.cpu_at_start >= timeout)
 
     def stack_where(self) -> str:
-        """The deepest project frame of the stack faulthandler wrote, if any."""
+        """The deepest project frame of the stack faulthandler wrote (the innermost frame
+        when a deep recursion in a library pushed the project's out of the dump)."""
         lines = self.dump.read_text(errors="replace").splitlines()
         frames = [m for m in (re.match(r'\s*File "(.+)", line (\d+) in (\S+)', line)
                               for line in lines) if m]
-        own = [m for m in frames if m[1].startswith(str(targets.ROOT))
-               and "/tests/fuzz/" not in m[1] and "/.venv/" not in m[1]]
-        if not own:
-            return "?"
-        path, line, name = own[0].groups()  # faulthandler prints the innermost first
-        return f"{Path(path).relative_to(targets.ROOT)}:{line} {name}"
+        own = [m for m in frames if targets.own_code(m[1])] or frames  # innermost first;
+        return targets.frame_text(*own[0].groups()) if own else "?"  # 100 frames at most
 
 
 @dataclass

@@ -114,18 +114,26 @@ def _url(payload: tuple[str, dict[str, str]]) -> str:
 SURFACES = {"scenario": _scenario, "cli": _cli, "npz": _npz, "url": _url}
 
 
+def own_code(filename: str) -> bool:
+    """A file of the project itself: not a library, not the fuzz harness."""
+    path = Path(filename)
+    return (path.is_relative_to(ROOT) and not path.is_relative_to(ROOT / "tests" / "fuzz")
+            and ".venv" not in path.parts)
+
+
+def frame_text(filename: str, line: int | str, name: str) -> str:
+    path = Path(filename)
+    return f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{line} {name}"
+
+
 def _frame(frame: traceback.FrameSummary) -> str:
-    path = Path(frame.filename)
-    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
-    return f"{shown}:{frame.lineno} {frame.name}"
+    return frame_text(frame.filename, frame.lineno, frame.name)
 
 
 def project_frame(frames: list[traceback.FrameSummary]) -> str:
-    """The deepest frame in the project's own code (not the fuzz harness, not a library):
-    where a fix goes, and the key crashes are grouped by."""
-    own = [f for f in frames if Path(f.filename).is_relative_to(ROOT)
-           and not Path(f.filename).is_relative_to(ROOT / "tests" / "fuzz")
-           and ".venv" not in Path(f.filename).parts]
+    """The deepest frame in the project's own code: where a fix goes, and the key crashes
+    are grouped by (the last frame overall when none is the project's)."""
+    own = [f for f in frames if own_code(f.filename)]
     return _frame(own[-1]) if own else (_frame(frames[-1]) if frames else "?")
 
 
