@@ -59,6 +59,7 @@ def test_the_pool_tells_every_ending_apart(planted, kind):
 def test_failures_name_their_line(planted):
     assert planted["crash"]["type"] == "KeyError"
     assert "tests/test_fuzz_slice.py" in planted["crash"]["where"]
+    assert "_misbehave" in planted["hang"]["where"]  # from the stack dumped before the kill
     assert planted["die"]["message"] == f"exit code {-signal.SIGKILL}"
 
 

@@ -169,13 +169,13 @@ class Pool:
                     outcome = self._collect(w, w.conn in ready)
                     if outcome is None:
                         continue
-                    outcomes[w.case] = {**outcome, "seconds": time.monotonic() - w.started}
+                    outcome["seconds"] = time.monotonic() - w.started
+                    if outcome["kind"] in ("hang", "oom"):  # the stack and exit code first
+                        pool[i] = self._replace(w, outcome)
+                    outcomes[w.case] = outcome
                     if progress:
                         progress(w.case, outcome)
-                    if outcome["kind"] in ("hang", "oom"):
-                        pool[i] = self._replace(w, outcome)
-                    else:
-                        w.case = None
+                    w.case = None
         finally:
             for w in pool:
                 self._end(w, dump_stack=False)
