@@ -101,11 +101,17 @@ def _call(fn: Callable, args: tuple) -> Any:
 
 
 def _warm() -> None:
-    """A new worker: leave Ctrl-C to the server, then load the jit functions once."""
+    """A new worker: leave Ctrl-C to the server, then load the jit functions once.
+
+    Warming only saves time: should it fail, the worker still serves, and the first real
+    request meets (and reports) the cause, instead of a broken pool refusing them all."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from .scenario import Scenario
     from .simulate import simulate
-    simulate(Scenario.from_dict(WARM_SCENARIO))
+    try:
+        simulate(Scenario.from_dict(WARM_SCENARIO))
+    except Exception:
+        return
 
 
 def _ready() -> None:
@@ -154,7 +160,7 @@ class WorkerPool:
     def submit(self, fn: Callable, *args: Any, future: cf.Future | None = None) -> cf.Future:
         """Queue ``fn(*args)``; its future (``future`` if given) gets the result or the
         exception ``fn`` raised. ``fn`` and ``args`` travel by pickle (module-level)."""
-        future = future or cf.Future()
+        future = cf.Future() if future is None else future
         if not self.workers:
             self._run_here(fn, args, future)
             return future
@@ -171,8 +177,10 @@ class WorkerPool:
             return
         try:
             future.set_result(fn(*args))
-        except Exception as exc:
+        except BaseException as exc:  # whatever it is, the waiters on this future hear it
             future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
 
     def ahead(self, future: cf.Future) -> int | None:
         """How many queued requests are ahead of this one; None once it runs (or is done)."""
