@@ -61,12 +61,15 @@ class _TomlScan:
     A level is a table or array: a ``[table.header]`` part, a dotted-key part, an array
     or an inline table. ``stack`` holds the depth at each open array or inline table;
     ``base`` is the depth of the current ``[table]``; ``parts`` counts the key being read
-    (``key`` False while reading a value)."""
+    (``key`` False while reading a value); ``header`` is set inside ``[...]`` and
+    ``array`` inside ``[[...]]``. Every part of a header but the last counts twice: it
+    may name an array of tables written earlier (``[[a]]`` then ``[a.b]``), and the scan
+    may count more levels than there are, never fewer."""
 
     def __init__(self) -> None:
         self.stack: list[tuple[str, int]] = []
         self.base = self.parts = self.deepest = 0
-        self.key, self.header = True, False
+        self.key, self.header, self.array = True, False, False
 
     def level(self) -> int:
         return self.stack[-1][1] if self.stack else self.base
@@ -84,10 +87,11 @@ class _TomlScan:
             self.reach(self.level() + self.parts)
         elif char == "=" and self.key:
             self.key = False
-        elif char == "[" and self.key and not self.stack:
-            self.header, self.base, self.parts = True, 0, 0  # [table] or [[array]]
+        elif char == "[" and self.key and not self.stack:  # [table] or [[array of tables]]
+            self.array = self.header
+            self.header, self.base, self.parts = True, 0, 0
         elif char == "]" and self.header:
-            self.base, self.header = self.parts + 1, False
+            self.base, self.header = 2 * self.parts + 1 + self.array, False
             self.reach(self.base)
             self.start_key()
         elif char in "[{" and not self.key:
@@ -107,8 +111,8 @@ class _TomlScan:
 def toml_deeper_than(text: str, limit: int) -> bool:
     """Whether tables, dotted-key parts, arrays and inline tables nest more than ``limit``
     levels deep."""
-    if sum(map(text.count, "[{.")) <= limit:
-        return False  # every level opens with one of these: no need to look closer
+    if 2 * sum(map(text.count, "[{.")) <= limit:
+        return False  # each of these counts at most two levels: no need to look closer
     scan = _TomlScan()
     found = _TOML_SPECIAL.search(text)
     while found and scan.deepest <= limit:
