@@ -29,11 +29,13 @@ BASE_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2
 NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 export NUMBA_CACHE_DIR
 
-.PHONY: help venv run test test-stress bench clean
+.PHONY: help venv run serve test test-stress fuzz bench clean
 
 help:
 	@echo "make run    start the app on http://$(ADDRESS):$(PORT) (PORT=, ADDRESS= to change)"
+	@echo "make serve  the app for a workshop room: all interfaces, a worker pool, tight limits"
 	@echo "make test   run the whole test suite (browser tests need chromium-headless-shell)"
+	@echo "make fuzz   10,000 hostile scenarios, CLI calls and uploads; prints crash/hang/oom counts"
 	@echo "make test-stress  the browser tests 3 times in a row with every core kept busy"
 	@echo "make bench  print the emulator benchmarks"
 	@echo "make venv   create .venv with the pinned requirements"
@@ -52,11 +54,30 @@ run: venv
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
 		--server.address $(ADDRESS) --browser.gatherUsageStats false
 
+# Workshop server mode (README "Serving a workshop"): every interface, one emulation worker
+# per core, uploads capped at the largest file a page accepts (MiB), and a third of the
+# CLI's array budget per request (kernels/budget.py: 512 MiB, about 1.5 million
+# instructions) so that one student cannot hold a worker for long or the memory of all.
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+SERVE_ARRAY_BYTES ?= 536870912
+serve: venv
+	EXPLORER_WORKERS=$(WORKERS) EXPLORER_MAX_ARRAY_BYTES=$(SERVE_ARRAY_BYTES) \
+	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
+		--server.address 0.0.0.0 --browser.gatherUsageStats false \
+		--server.maxUploadSize 64 --server.fileWatcherType none --server.runOnSave false
+
 test: venv
 	$(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS)
 
 test-stress: venv
 	$(PY) -m tests.stress --rounds $(ROUNDS) --jobs $(JOBS) $(ARGS)
+
+# Hostile inputs: CASES=, SEED= to change (bench/fuzz.py); exits non-zero on any crash,
+# hang or out-of-memory.
+CASES ?= 10000
+SEED  ?= 0
+fuzz: venv
+	$(PY) -m bench.fuzz --cases $(CASES) --seed $(SEED)
 
 bench: venv
 	$(PY) -m bench.engine
