@@ -66,7 +66,8 @@ class RunWatch:
             element = msg.delta.new_element
             which = element.WhichOneof("type")
             if which == "exception":
-                self.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+                exc = element.exception
+                self.exceptions.append(f"{exc.type}: {exc.message}")
             elif which == "html" and f'data-testid="{TEST_ID}"' in element.html.body:
                 self.marked = True
 

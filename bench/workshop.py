@@ -183,8 +183,9 @@ def _verdict(args: argparse.Namespace, figures: dict[int, dict[str, float]]) -> 
     """The issue's goals against what was measured."""
     print(f"\nmachine: {os.cpu_count()} cores")
     if args.burst:
-        rates = [figures[w]["throughput"] for w in sorted(figures)]
-        line = ", ".join(f"{w} workers {figures[w]['throughput']:.2f}/s" for w in sorted(figures))
+        counts = sorted(figures)
+        rates = [figures[w]["throughput"] for w in counts]
+        line = ", ".join(f"{w} workers {rate:.2f}/s" for w, rate in zip(counts, rates))
         grows = all(b > a for a, b in zip(rates, rates[1:]))
         print(f"throughput: {line}; grows with the workers: {'yes' if grows else 'NO'}")
         return

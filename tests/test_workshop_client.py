@@ -30,7 +30,7 @@ def _watched(*messages: ForwardMsg) -> RunWatch:
 
 def _marker() -> ForwardMsg:
     msg = ForwardMsg()
-    msg.delta.new_element.html.body = f'<div data-testid="{TEST_ID}" data-run="1" hidden></div>'
+    msg.delta.new_element.html.body = f'<div data-testid="{TEST_ID}" data-run="1"></div>'
     return msg
 
 
