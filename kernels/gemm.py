@@ -20,7 +20,7 @@ from hardware_presets import Chip
 from . import gemm_numerics
 from .gemm_grid import TaskGrid, task_grid
 from .gemm_params import (IN_BYTES, OUT_BYTES, PARAMS, b_tile_bytes, check,  # noqa: F401
-                          instruction_count)
+                          check_size, instruction_count)
 from .gemm_reduce import emit_reduction
 from .program import Level, Pipe, Program, ProgramBuilder
 from .tque import iteration_index, previous
@@ -109,8 +109,8 @@ def _pad(x, step):
 def build(chip: Chip, params: dict) -> Program:
     """Emit the GEMM: loads, MTE1 moves, MMADs and the output path, with queue deps."""
     p = check(chip, params)
+    check_size(p)
     b = ProgramBuilder(NAME)
-    b.reserve(instruction_count(p), "use larger base tiles or a smaller problem")
     pl = plan(p)  # allocates per K step: only once the instruction cap has been checked
     t, s = pl.tiles, pl.steps
     core = np.asarray(chip.cube_core_ids(), np.int64)[t["slot"]]

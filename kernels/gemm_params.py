@@ -133,8 +133,9 @@ def instruction_count(p: dict) -> int:
     return 3 * tiles * (steps + chunks + layers)
 
 
-def _check_size(p: dict) -> None:
-    """Refuse, before any per-step array exists, a shape whose program exceeds the cap."""
+def check_size(p: dict) -> None:
+    """Refuse, before any per-step array exists, a shape whose program exceeds the cap (a
+    per-run setting, so it is not part of `check`: a valid scenario stays valid)."""
     count, cap = instruction_count(p), default_instruction_cap()
     if count > cap:
         raise InputError("instructions", count, instruction_limit_text(cap),
@@ -191,7 +192,6 @@ def check(chip: Chip, params: dict) -> dict:
     _check_support(chip, p)
     _check_shapes(chip, p)
     _check_capacity(chip, p)
-    _check_size(p)
     if p["grid_z"] > 1 and p["split_k_mode"] == "atomic" and p["balance"] != "round_robin":
         raise InputError("params.balance", p["balance"], "round_robin with atomic split-K: "
                          "the atomic adds to a tile are ordered by partial, which is only "

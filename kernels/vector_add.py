@@ -93,7 +93,6 @@ def check(chip: Chip, params: dict) -> dict:
         step = chip.ub_align_bytes // elem_bytes(p["dtype"])
         raise InputError("params.tile", p["tile"], f"a multiple of {step} elements "
                          f"({chip.ub_align_bytes}-byte DataCopy alignment for {p['dtype']})")
-    _check_size(chip, p)
     need = ub_bytes_needed(chip, p)
     if need > chip.ub_bytes:
         fit = _largest_tile(chip, p)
@@ -108,8 +107,9 @@ def ops_per_tile(chip: Chip, dtype: str) -> int:
     return 3 + (4 if needs_fp32_compute(chip, dtype) else 1)
 
 
-def _check_size(chip: Chip, p: dict) -> None:
-    """Refuse, before any per-tile array exists, an n whose program exceeds the cap."""
+def check_size(chip: Chip, p: dict) -> None:
+    """Refuse, before any per-tile array exists, an n whose program exceeds the cap (a
+    per-run setting, so it is not part of `check`: a valid scenario stays valid)."""
     per_tile, cap = ops_per_tile(chip, p["dtype"]), default_instruction_cap()
     count = per_tile * -(-p["n"] // p["tile"])
     if count > cap:
@@ -138,9 +138,8 @@ def _compute_stages(chip: Chip, dtype: str, elems: np.ndarray) -> list[Stage]:
 def build(chip: Chip, params: dict) -> Program:
     """Emit the kernel: per tile CopyIn x, CopyIn y, Compute, CopyOut z, with TQue deps."""
     p = check(chip, params)
+    check_size(chip, p)
     b = ProgramBuilder(NAME)
-    b.reserve(ops_per_tile(chip, p["dtype"]) * -(-p["n"] // p["tile"]),
-              "use a larger tile or a smaller n")
     lay = layout(p)  # allocates per tile: only after the instruction cap is checked
     compute = _compute_stages(chip, p["dtype"], lay.tile_elems())
     nbytes = _aligned_bytes(lay, chip.ub_align_bytes)
