@@ -12,10 +12,10 @@ from collections.abc import Mapping
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from explorer.plots.style import (PIPE_COLOURS, SOURCE_COLOURS, base_layout, byte_unit,
-                                  empty_figure, format_bytes, msg, reference_line)
+                                  empty_figure, format_bytes, msg, panels,
+                                  reference_line)
 
 NS_PER_US, NS_PER_MS = 1e3, 1e6
 #: one colour per part of HBM and per phase of the step
@@ -146,16 +146,14 @@ def append_figure(bytes_per_layer: Mapping[str, float], ns_per_layer: Mapping[st
     if not moved:
         return empty_figure(msg("decode.append_empty", lang), msg("decode.append_title", lang))
     timed = {s: float(ns_per_layer[s]) for s in STRATEGIES if s in ns_per_layer}
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        msg("decode.append_bytes", lang), msg("decode.append_time", lang)),
-        horizontal_spacing=0.15)
+    fig = panels((msg("decode.append_bytes", lang), msg("decode.append_time", lang)), 0.15)
     divisor, unit = byte_unit(max(moved.values()))
-    fig.add_trace(_strategy_bars(moved, divisor, [format_bytes(v) for v in moved.values()],
-                                 "bytes", chosen, lang), row=1, col=1)
-    fig.add_trace(_strategy_bars(timed, NS_PER_US, [f"{v / NS_PER_US:,.1f} µs"
-                                                    for v in timed.values()],
-                                 "time", chosen, lang), row=1, col=2)
-    base_layout(fig, msg("decode.append_title", lang), height=340)
-    fig.update_yaxes(title_text=msg("decode.bytes_axis", lang, unit=unit), row=1, col=1)
-    fig.update_yaxes(title_text=msg("decode.us_axis", lang), row=1, col=2)
+    fig.add_traces([
+        _strategy_bars(moved, divisor, [format_bytes(v) for v in moved.values()], "bytes",
+                       chosen, lang),
+        _strategy_bars(timed, NS_PER_US, [f"{v / NS_PER_US:,.1f} µs" for v in timed.values()],
+                       "time", chosen, lang).update(xaxis="x2", yaxis="y2")])
+    base_layout(fig, msg("decode.append_title", lang), height=340,
+                yaxis_title_text=msg("decode.bytes_axis", lang, unit=unit),
+                yaxis2_title_text=msg("decode.us_axis", lang))
     return fig

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.plots.style import (base_layout, byte_unit, empty_figure, format_bytes, msg,
-                                  reference_line)
+                                  panels, reference_line)
 
 #: one colour per policy (Okabe-Ito), the same in every figure
 COLOURS = {"norm_high": "#D55E00", "norm_low": "#0072B2", "h2o": "#009E73",
@@ -59,22 +59,19 @@ def accuracy_figure(summary: pd.DataFrame, lang: str = "en", chosen: str = "",
     ratio. Columns: policy, keep_ratio, kept and the METRICS (``sparse_study.summary``)."""
     if len(summary) == 0:
         return empty_figure(_m("accuracy_empty", lang), _m("accuracy_title", lang))
-    fig = make_subplots(rows=1, cols=len(METRICS), horizontal_spacing=0.07,
-                        subplot_titles=[_m(f"metric.{m}", lang) for m in METRICS])
-    lines = [(col, _metric_line(rows, metric, col, policy, lang, policy == chosen))
-             for col, metric in enumerate(METRICS, start=1)
-             for policy, rows in summary.groupby("policy", sort=False)]
-    fig.add_traces([trace for _, trace in lines], rows=1, cols=[col for col, _ in lines])
+    fig = panels([_m(f"metric.{m}", lang) for m in METRICS], 0.07)
+    fig.add_traces([_metric_line(rows, metric, col, policy, lang, policy == chosen)
+                    .update(xaxis=f"x{col}", yaxis=f"y{col}")
+                    for col, metric in enumerate(METRICS, start=1)
+                    for policy, rows in summary.groupby("policy", sort=False)])
     if keep_ratio is not None:
         for col in range(1, len(METRICS) + 1):
             reference_line(fig, "x", float(keep_ratio),
                            dict(dash="dot", color="#000000", width=1.5), panel=col)
-    base_layout(fig, _m("accuracy_title", lang), height=460)
+    base_layout(fig, _m("accuracy_title", lang), height=460, yaxis_range=[0, 1.03],
+                yaxis2_rangemode="tozero", yaxis3_range=[0, 1.03])
     fig.update_layout(legend=dict(yanchor="top", y=-0.2), margin=dict(b=110))
     fig.update_xaxes(tickformat=".0%", range=[0, 1.03], title_text=_m("ratio_axis", lang))
-    fig.update_yaxes(range=[0, 1.03], row=1, col=1)
-    fig.update_yaxes(rangemode="tozero", row=1, col=2)
-    fig.update_yaxes(range=[0, 1.03], row=1, col=3)
     return fig
 
 

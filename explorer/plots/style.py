@@ -150,3 +150,19 @@ def reference_line(fig: go.Figure, axis: str, value: float, line: dict, text: st
         fig.add_annotation(text=text, showarrow=False, xanchor=xanchor, yanchor=yanchor,
                            **{f"{other}ref": f"{other}{suffix} domain", other: along,
                               f"{axis}ref": f"{axis}{suffix}", axis: value})
+
+
+def panels(titles: list[str] | tuple[str, ...], spacing: float) -> go.Figure:
+    """An empty figure of side-by-side panels, one per title (axes x/y, x2/y2, ...; put a
+    trace in panel k with ``xaxis=f"x{k}"``): what ``make_subplots(rows=1, cols=n,
+    subplot_titles=...)`` lays out, at a tenth of its cost (~15 ms)."""
+    width = (1.0 - spacing * (len(titles) - 1)) / len(titles)
+    layout: dict = {"annotations": []}
+    for k, title in enumerate(titles):
+        suffix, left = ("" if k == 0 else str(k + 1)), k * (width + spacing)
+        layout[f"xaxis{suffix}"] = dict(domain=[left, left + width], anchor=f"y{suffix}")
+        layout[f"yaxis{suffix}"] = dict(domain=[0.0, 1.0], anchor=f"x{suffix}")
+        layout["annotations"].append(dict(
+            text=title, x=left + width / 2, y=1.0, xref="paper", yref="paper",
+            xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=16)))
+    return go.Figure(layout=layout)
