@@ -1,6 +1,10 @@
 """Command line: ``python -m explorer run SCENARIO.toml [--json] [--trace out.json]``,
 ``python -m explorer presets`` and ``python -m explorer validate FILE``. Exit codes: 0 ok,
-2 bad input, 3 numerical check failed, 4 the program deadlocked."""
+2 bad input, 3 numerical check failed, 4 the program deadlocked.
+
+Every command reads its files here, through ``hardware_presets.documents`` (a SCENARIO
+may also be a report .html: its embedded scenario is read), checks its output paths
+before any work, and answers bad input with exit code 2 and one line on stderr."""
 from __future__ import annotations
 
 import argparse
@@ -49,8 +53,11 @@ def _report_head(path: str) -> str:
     if not file.is_file() or file.stat().st_size > MAX_REPORT_BYTES:
         raise InputError("SCENARIO", path, f"an existing report of at most {MAX_REPORT_BYTES:,} "
                                            "bytes, or a .toml / .json scenario file")
-    with file.open("rb") as stream:
-        return stream.read(REPORT_HEAD_BYTES).decode("utf-8", errors="ignore")
+    try:
+        with file.open("rb") as stream:
+            return stream.read(REPORT_HEAD_BYTES).decode("utf-8", errors="ignore")
+    except OSError as exc:
+        raise InputError("SCENARIO", path, "a readable report", exc.strerror or "") from None
 
 
 def _read_scenario(path: str) -> Scenario:
@@ -66,7 +73,7 @@ def output_file(path: str | None, what: str) -> Path | None:
     if path is None:
         return None
     file = Path(path)
-    if not file.parent.is_dir() or file.is_dir():
+    if "\0" in path or not file.parent.is_dir() or file.is_dir():
         raise InputError(what, path, "a file in an existing folder")
     return file
 

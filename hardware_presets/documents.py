@@ -20,7 +20,7 @@ from pathlib import Path
 from .document_depth import json_deeper_than, toml_deeper_than
 from .errors import InputError
 
-#: levels of tables, arrays and dotted-key parts: the documents we read need 3
+#: levels of tables, arrays and dotted-key parts: the documents we read need at most 3
 MAX_DEPTH = 16
 #: characters of a control code (C0, DEL, C1); tab, line feed and carriage return are
 #: allowed in text values, never in keys
@@ -41,9 +41,13 @@ def read_file(path: str | os.PathLike, field: str, expected: str, max_bytes: int
     file = Path(path)
     if not file.is_file():
         raise DocumentError(field, str(path), f"an existing {expected}")
-    with file.open("rb") as stream:
-        size = os.fstat(stream.fileno()).st_size
-        data = b"" if size > max_bytes else stream.read(max_bytes + 1)  # it may have grown
+    try:
+        with file.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            data = b"" if size > max_bytes else stream.read(max_bytes + 1)  # it may grow
+    except OSError as err:  # no permission, a file gone since the check
+        raise DocumentError(field, str(path), f"a readable {expected}",
+                            err.strerror or "") from None
     if size > max_bytes or len(data) > max_bytes:
         raise DocumentError(f"{field}: size", f"{path} ({max(size, len(data)):,} bytes)",
                             f"{expected} of at most {max_bytes:,} bytes")

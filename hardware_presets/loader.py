@@ -65,7 +65,7 @@ def load_text(text: str | bytes, /, origin: str = "<chip text>", **overrides: in
         if len(text) > MAX_FILE_BYTES:
             raise InputError(f"{origin}: size", len(text), f"at most {MAX_FILE_BYTES} bytes")
         text = documents.decode(text, origin)
-    doc = documents.load_toml(text, origin, MAX_FILE_BYTES, f"{origin}: TOML")
+    doc = documents.load_toml(text, origin, MAX_FILE_BYTES, syntax_field=f"{origin}: TOML")
     chip = parse_document(doc, origin)
     return chip.with_overrides(**overrides) if overrides else chip
 

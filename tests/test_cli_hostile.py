@@ -146,3 +146,11 @@ def test_python_m_explorer_answers_in_one_line(tmp_path, name, content):
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=DEADLINE_S)
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1 and name in proc.stderr, proc.stderr
+
+
+def test_hostile_path_names_stay_on_one_line(tmp_path, capsys):
+    source = write(tmp_path, "s.toml", SMALL)
+    refused(capsys, ["run", source, "--trace", "out\0.json"], "--trace", "a file in an existing")
+    refused(capsys, ["run", "a\0b.toml"], "SCENARIO")
+    err = refused(capsys, ["run", str(tmp_path / "line\nbreak\x1b[2J.toml")], "SCENARIO")
+    assert "\x1b" not in err

@@ -59,7 +59,8 @@ def _preset(name: str) -> ModelShape:
 
 def load_model_text(text: str, origin: str = "<model text>") -> ModelShape:
     """A model from TOML text in the preset schema; ``origin`` names it in messages."""
-    return parse_model_document(documents.load_toml(text, origin, MAX_TEXT, f"{origin}: TOML"), origin)
+    doc = documents.load_toml(text, origin, MAX_TEXT, syntax_field=f"{origin}: TOML")
+    return parse_model_document(doc, origin)
 
 
 def parse_model_document(doc: Mapping, origin: str) -> ModelShape:
