@@ -14,8 +14,10 @@ It prints the median of the changes against the goal of issue 16 (0.3 s of CPU).
 The split is exclusive: a call is charged to the innermost measured function (tables
 called by simulate count as tables). The worker pool, where it exists, is disabled
 (``EXPLORER_WORKERS=0``) so the emulation runs in this process and is measured.
-Never used as a test assertion; timings of a shared machine are noisy, so compare runs
-side by side.
+OpenBLAS's threads (the numerical checks multiply matrices) spin on a busy machine and
+count in the process's CPU (in "rest", outside the script thread): compare with
+``OPENBLAS_NUM_THREADS=1``, which the header shows. Never used as a test assertion;
+timings of a shared machine are noisy, so compare runs side by side.
 """
 from __future__ import annotations
 
@@ -169,7 +171,8 @@ def main(pages: list[str]) -> None:
     meter = Meter()
     instrument(meter)
     print(f"CPU seconds per widget change (median of {CHANGES}); "
-          f"EXPLORER_WORKERS={os.environ['EXPLORER_WORKERS']}")
+          f"EXPLORER_WORKERS={os.environ['EXPLORER_WORKERS']}, "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(default)')}")
     print(f"{'page':<11} {'total':>6} " + " ".join(f"{c:>{max(9, len(c))}}" for c in COLUMNS)
           + f" {'JSON kB':>9}")
     for page in pages:
