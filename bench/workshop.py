@@ -6,11 +6,12 @@ error and at most 2 GB for the server and its workers; and, when all click at on
 sessions per second with more emulation workers. For each worker count asked for
 (``EXPLORER_WORKERS``) this starts the app, opens every page once (the server's cold
 start, reported), then each page alone, then the load, and prints latency per page
-(p50 / p95 / max, nearest rank, errored sessions included), errors and the peak RSS of
-the server's process tree, sampled throughout. Sessions speak Streamlit's websocket
+(p50 / p95 / max, nearest rank, errored sessions included), errors, throughput (sessions
+finished without error per second, first arrival to last answer) and the peak RSS of the
+server's process tree, sampled throughout. Sessions speak Streamlit's websocket
 protocol (``bench.st_client``), each asking for a distinct scenario of the default size
 (its own seed in the URL) so that no cache answers for the work; ``--same`` gives them
-all one scenario, to show the cross-session cache.
+one scenario per page, to show the cross-session cache.
 
 The client runs on the machine it measures: its CPU (small beside the server's) is in the
 figures, as is anything else the machine runs. Never used as a test assertion.
@@ -171,8 +172,10 @@ def measure(workers: int, args: argparse.Namespace) -> dict[str, float]:
     how = "all at once" if args.burst else f"arriving over {window:g} s"
     same = ", all the same scenario" if args.same else ", distinct scenarios"
     _print_runs(f"{args.sessions} sessions {how}{same}:", runs)
-    throughput = len(runs) / wall_s
-    print(f"  wall {wall_s:.1f} s, throughput {throughput:.2f} sessions/s; "
+    finished = sum(run.error is None for run in runs)
+    throughput = finished / wall_s
+    print(f"  wall {wall_s:.1f} s, throughput {throughput:.2f} sessions/s ({finished} "
+          f"finished without error); "
           f"peak RSS of the server tree {rss.peak / 2**20:.0f} MiB")
     return {"p95": percentile([run.latency_s for run in runs], 0.95),
             "errors": sum(run.error is not None for run in runs),
@@ -187,7 +190,8 @@ def _verdict(args: argparse.Namespace, figures: dict[int, dict[str, float]]) -> 
         rates = [figures[w]["throughput"] for w in counts]
         line = ", ".join(f"{w} workers {rate:.2f}/s" for w, rate in zip(counts, rates))
         grows = all(b > a for a, b in zip(rates, rates[1:]))
-        print(f"throughput: {line}; grows with the workers: {'yes' if grows else 'NO'}")
+        verdict = f"; grows with the workers: {'yes' if grows else 'NO'}" * (len(rates) > 1)
+        print(f"throughput: {line}{verdict}")
         return
     for workers, f in figures.items():
         met = f["p95"] <= GOAL_P95_S and f["errors"] == 0 and f["rss"] <= GOAL_RSS_BYTES
@@ -212,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--burst", action="store_true",
                         help="all sessions at once; throughput per worker count")
     parser.add_argument("--same", action="store_true",
-                        help="every session asks for the same scenario (shared result)")
+                        help="every session on a page asks for the same scenario (shared result)")
     parser.add_argument("--workers", help="comma-separated EXPLORER_WORKERS values, one "
                         "server each (default: the cores; with --burst 1, 2 and the cores; "
                         "0 emulates in the server's own process)")
