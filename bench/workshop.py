@@ -170,7 +170,7 @@ def measure(workers: int, args: argparse.Namespace) -> dict[str, float]:
     finally:
         stop_process_group(pid)
     how = "all at once" if args.burst else f"arriving over {window:g} s"
-    same = ", all the same scenario" if args.same else ", distinct scenarios"
+    same = ", one scenario per page" if args.same else ", distinct scenarios"
     _print_runs(f"{args.sessions} sessions {how}{same}:", runs)
     finished = sum(run.error is None for run in runs)
     throughput = finished / wall_s
@@ -216,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--burst", action="store_true",
                         help="all sessions at once; throughput per worker count")
     parser.add_argument("--same", action="store_true",
-                        help="every session on a page asks for the same scenario (shared result)")
+                        help="the sessions of a page all ask for one scenario (shared result)")
     parser.add_argument("--workers", help="comma-separated EXPLORER_WORKERS values, one "
                         "server each (default: the cores; with --burst 1, 2 and the cores; "
                         "0 emulates in the server's own process)")
