@@ -252,14 +252,12 @@ def _heatmap_figure(rows: pd.DataFrame, lane: np.ndarray, labels: list[str], lan
     return fig
 
 
-def _pixel_figure(rows: pd.DataFrame, lane: np.ndarray, labels: list[str],
-                  lane_pipes: np.ndarray, lang: str, x_range: tuple[float, float],
-                  width_px: int) -> go.Figure:
-    """Each lane's busy time as bars merged at ``width_px`` pixels (``pixel_bars``): one
+def _pixel_figure(bars: tuple[np.ndarray, np.ndarray, np.ndarray], segments: int,
+                  labels: list[str], lane_pipes: np.ndarray, lang: str,
+                  x_range: tuple[float, float]) -> go.Figure:
+    """Each lane's busy time as the bars ``pixel_bars`` merged at the chart's pixels: one
     trace per pipe, numbers only (lanes by index, named by the axis ticks)."""
-    ok = lane >= 0
-    start, end, g = pixel_bars(rows["start_ns"].to_numpy()[ok], rows["end_ns"].to_numpy()[ok],
-                               lane[ok], len(labels), *x_range, width_px)
+    start, end, g = bars
     hover = msg("timeline.hover_pixels", lang, start="%{customdata[0]:.3f}",
                 end="%{customdata[1]:.3f}")
     fig = go.Figure()
@@ -272,7 +270,7 @@ def _pixel_figure(rows: pd.DataFrame, lane: np.ndarray, labels: list[str],
             marker=dict(color=PIPE_COLOURS[pipe], line=dict(width=0)),
             customdata=np.column_stack([start[sel], end[sel]]) / _NS_PER_US,
             hovertemplate=hover + "<extra></extra>"))
-    title = msg("timeline.title_pixels", lang, segments=len(rows), bars=len(start))
+    title = msg("timeline.title_pixels", lang, segments=segments, bars=len(start))
     base_layout(fig, title, barmode="overlay", bargap=1.0 - _BAND,
                 height=max(300, 22 * len(labels) + 140))
     fig.update_xaxes(title_text=msg("timeline.x_title", lang),
@@ -303,8 +301,10 @@ def timeline_figure(timeline: pd.DataFrame, makespan_ns: float, lang: str = "en"
         x_range = (x_range[0], x_range[0] + 1.0)
     if len(rows) <= max_segments:
         return _exact_figure(rows, lane, labels, lang, x_range)
+    ok = lane >= 0
     if len(labels) <= max_bar_lanes:
-        fig = _pixel_figure(rows, lane, labels, lane_pipes, lang, x_range, width_px)
-        if sum(len(trace.x) for trace in fig.data) <= max_segments:
-            return fig
+        bars = pixel_bars(rows["start_ns"].to_numpy()[ok], rows["end_ns"].to_numpy()[ok],
+                          lane[ok], len(labels), *x_range, width_px)
+        if len(bars[0]) <= max_segments:
+            return _pixel_figure(bars, len(rows), labels, lane_pipes, lang, x_range)
     return _heatmap_figure(rows, lane, labels, lang, x_range, max_segments)
