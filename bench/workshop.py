@@ -216,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--burst", action="store_true",
                         help="all sessions at once; throughput per worker count")
     parser.add_argument("--same", action="store_true",
-                        help="the sessions of a page all ask for one scenario (shared result)")
+                        help="a page's sessions all ask for one scenario (shared result)")
     parser.add_argument("--workers", help="comma-separated EXPLORER_WORKERS values, one "
                         "server each (default: the cores; with --burst 1, 2 and the cores; "
                         "0 emulates in the server's own process)")
