@@ -2,11 +2,9 @@
 
 Each page is one module under explorer/ui/pages; titles follow the session's language.
 Every run ends with the run marker (`explorer.ui.run_marker`), even when the page raised.
+The emulation workers (explorer.core.worker_pool) re-import the main module as
+``__mp_main__``, as multiprocessing does: that import draws nothing and starts nothing.
 """
-import streamlit as st
-
-from explorer.ui import run_marker, state
-
 #: (module under explorer/ui/pages, url path, icon); the title is the "nav.<module>" message
 PAGES = (("chip", "chip", "developer_board"), ("vector_add", "vector_add", "add_circle"),
          ("gemm", "gemm", "grid_on"), ("precision", "precision", "tune"),
@@ -16,13 +14,24 @@ PAGES = (("chip", "chip", "developer_board"), ("vector_add", "vector_add", "add_
          ("multicard", "multicard", "hub"), ("claims", "claims", "fact_check"),
          ("validation", "validation", "verified"))
 
-st.set_page_config(page_title=state.tr("app.title"), page_icon=":material/memory:",
-                   layout="wide")
-navigation = st.navigation([
-    st.Page(f"explorer/ui/pages/{name}.py", title=state.tr(f"nav.{name}"), url_path=path,
-            icon=f":material/{icon}:", default=name == "chip")
-    for name, path, icon in PAGES])
-try:
-    navigation.run()
-finally:
-    run_marker.mark_run_end()
+
+def main() -> None:
+    """Configure the page, then run the one the URL asks for."""
+    import streamlit as st
+
+    from explorer.ui import run_marker, state
+
+    st.set_page_config(page_title=state.tr("app.title"), page_icon=":material/memory:",
+                       layout="wide")
+    navigation = st.navigation([
+        st.Page(f"explorer/ui/pages/{name}.py", title=state.tr(f"nav.{name}"), url_path=path,
+                icon=f":material/{icon}:", default=name == "chip")
+        for name, path, icon in PAGES])
+    try:
+        navigation.run()
+    finally:
+        run_marker.mark_run_end()
+
+
+if __name__ != "__mp_main__":
+    main()

@@ -5,9 +5,11 @@ A Streamlit server runs every session's script on a thread of one interpreter: t
 students who click "run" together emulate one after the other. ``WorkerPool`` sends the
 work to ``workers`` processes instead (``EXPLORER_WORKERS``, default one per core; 0 runs
 it in the calling thread, as tests and the CLI may). Processes come from a "forkserver"
-(never a fork of the multi-threaded server) that has imported the project once and does
-not re-run the server's main module (see ``worker_boot``); each warms the numba cache with
-a tiny run before it takes work, so the first request does not pay it.
+(never a fork of the multi-threaded server) that has imported the project once. Like every
+spawned process, a worker re-imports the server's main module (under Streamlit, app.py
+while a script runs) as ``__mp_main__``; app.py follows multiprocessing's idiom and does
+nothing then. Each worker warms the numba cache with a tiny run before it takes work, so
+the first request does not pay it.
 
 The pool keeps its own queue and sends at most ``workers`` jobs to the processes, so it
 knows which jobs wait and which run: ``ahead(future)`` says how many requests are ahead of
@@ -151,7 +153,7 @@ class WorkerPool:
         for name in BLAS_THREADS:
             os.environ.setdefault(name, "1")
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["explorer.core.worker_boot"])
+        context.set_forkserver_preload([__name__])
         executor = cf.ProcessPoolExecutor(self.workers, context, initializer=_warm)
         for _ in range(self.workers):
             executor.submit(_ready)
