@@ -3,10 +3,13 @@ emulation: the plan alone decides it), the key metrics with achieved TFLOPS agai
 precision's peak, the timeline, the summary figures, the roofline and the numerical check.
 
 Figures are cached as resources on the scenario and the language (``st.plotly_chart`` only
-reads them), so a rerun that changes nothing, or only the language or a view control,
-redraws in a blink; the emulation itself is cached in ``state.simulate``.
+reads them; the plan and the task grid on the parameters alone, which is all they read), so
+a rerun that changes nothing, or only the language, a view control, the seed or the chip,
+redraws them in a blink; the emulation itself is cached in ``state.simulate``.
 """
 from __future__ import annotations
+
+import json
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -27,15 +30,18 @@ COLOUR_BY = "gm.view.colour_by"
 
 
 # ---- cached plan and figures -------------------------------------------------------------
-@st.cache_resource(max_entries=16, show_spinner=False,
-                   hash_funcs={Scenario: state.scenario_key})
+def params_key(scenario: Scenario) -> str:
+    """What the plan reads: the parameters alone (a new seed or chip keeps the task grid)."""
+    return json.dumps(scenario.params_dict, sort_keys=True)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs={Scenario: params_key})
 def plan(scenario: Scenario) -> gemm.Plan:
     """The validated scenario's tiling resolved into tasks (grid, panels, K split)."""
     return gemm.plan(scenario.params_dict)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False,
-                   hash_funcs={Scenario: state.scenario_key})
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs={Scenario: params_key})
 def grid_figure(scenario: Scenario, lang: str, colour_by: str) -> go.Figure:
     """C cut into task panels, coloured by core slot or wave, one panel per K split."""
     pl, p = plan(scenario), scenario.params_dict
