@@ -63,6 +63,7 @@ class Scenario:
             raise InputError("seed", self.seed, f"an integer from 0 to {SEED_MAX}")
         if not isinstance(self.name, str) or len(self.name) > NAME_MAX:
             raise InputError("name", self.name, f"text of at most {NAME_MAX} characters")
+        documents.check_strings(self.name, "name")  # what a scenario file may hold, so it round-trips
         kernel = kernels.get(self.kernel)
         params = kernel.check(self.chip(), self.params_dict)
         return Scenario(self.preset, self.kernel, _frozen(params), self.overrides, self.seed,
