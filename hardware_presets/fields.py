@@ -40,6 +40,9 @@ class FieldSpec:
     tunable: bool
     step: float
     zero_means: str = ""  # what 0 stands for where 0 is allowed ("" = 0 is just a number)
+    #: where 0 means "absent", the smallest value that means "present" (a bandwidth of
+    #: 1e-227 B/cycle is not a chip, and its copies would end after 10^230 ns)
+    min_present: float = 0.0
 
     @property
     def label_id(self) -> str:
@@ -54,12 +57,15 @@ class FieldSpec:
     def allowed(self) -> str:
         """The allowed range in words, as error messages print it."""
         noun = "an integer" if self.kind is int else "a finite number"
+        if self.min_present:
+            return (f"0 ({self.zero_means}) or {noun} from {self.min_present:g} to "
+                    f"{self.max:g} {self.unit}")
         text = f"{noun} from {self.min:g} to {self.max:g} {self.unit}"
         return f"{text}; 0 = {self.zero_means}" if self.zero_means else text
 
 
-def _f(key, section, unit, kind, lo, hi, tunable, step, zero_means=""):
-    return FieldSpec(key, section, unit, kind, lo, hi, tunable, step, zero_means)
+def _f(key, section, unit, kind, lo, hi, tunable, step, zero_means="", min_present=0.0):
+    return FieldSpec(key, section, unit, kind, lo, hi, tunable, step, zero_means, min_present)
 
 
 _NO_FIXPIPE = "no fixpipe (coupled cores)"
@@ -115,8 +121,10 @@ FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
     _f("mte1_l0a_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),
     _f("mte1_l0b_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),
     _f("mte1_fixed_cycles", "transfer", "cycles", int, 0, 10_000, True, 1),
-    _f("fixpipe_l1_bytes_per_cycle", "transfer", "B/cycle", float, 0, 65536, True, 8, _NO_FIXPIPE),
-    _f("fixpipe_gm_bytes_per_cycle", "transfer", "B/cycle", float, 0, 65536, True, 8, _NO_FIXPIPE),
+    _f("fixpipe_l1_bytes_per_cycle", "transfer", "B/cycle", float, 0, 65536, True, 8, _NO_FIXPIPE,
+       1),
+    _f("fixpipe_gm_bytes_per_cycle", "transfer", "B/cycle", float, 0, 65536, True, 8, _NO_FIXPIPE,
+       1),
     _f("fixpipe_fixed_cycles", "transfer", "cycles", int, 0, 100_000, True, 1, _NO_FIXPIPE),
     _f("gm_read_hbm_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),
     _f("gm_read_l2_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 8),

@@ -54,7 +54,7 @@ def check_value(spec: FieldSpec, value: object, label: str) -> int | float:
             raise InputError(label, value, spec.allowed()) from None
         if not math.isfinite(value):
             raise InputError(label, value, spec.allowed())
-    if not spec.min <= value <= spec.max:
+    if not spec.min <= value <= spec.max or 0 < value < spec.min_present:
         raise InputError(label, value, spec.allowed())
     return value
 
