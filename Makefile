@@ -58,10 +58,13 @@ run: venv
 # per core, uploads capped at the largest file a page accepts (MiB), and a third of the
 # CLI's array budget per request (kernels/budget.py: 512 MiB, about 1.5 million
 # instructions) so that one student cannot hold a worker for long or the memory of all.
+# One BLAS thread per process: the workers are the parallelism, and idle OpenBLAS threads
+# spin (bench.page_cost: decode 2.5 s -> 1.1 s of CPU per change with one thread).
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 SERVE_ARRAY_BYTES ?= 536870912
 serve: venv
 	EXPLORER_WORKERS=$(WORKERS) EXPLORER_MAX_ARRAY_BYTES=$(SERVE_ARRAY_BYTES) \
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
 		--server.address 0.0.0.0 --browser.gatherUsageStats false \
 		--server.maxUploadSize 64 --server.fileWatcherType none --server.runOnSave false

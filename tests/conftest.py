@@ -28,6 +28,10 @@ os.environ.setdefault("NUMBA_BOUNDSCHECK", "1")
 _checked = f"boundscheck-{os.environ['NUMBA_BOUNDSCHECK']}"
 _cache = Path(os.environ.get("NUMBA_CACHE_DIR", str(REPO_ROOT / ".numba_cache")))
 os.environ["NUMBA_CACHE_DIR"] = str(_cache if _cache.name == _checked else _cache / _checked)
+# Pages emulate through the worker pool as on a server, but with one worker per pytest
+# process (and the app server of the browser tests): every xdist worker starts its own pool,
+# and one worker per core each would crowd a 2-core CI machine.
+os.environ.setdefault("EXPLORER_WORKERS", "1")
 
 from hypothesis import HealthCheck, settings  # noqa: E402  (after the environment is set)
 

@@ -5,6 +5,7 @@ deadline, no server) is told from the ForwardMsgs alone."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -17,8 +18,11 @@ from tests.waiting import DEADLINE_S
 
 def _open(page: str, query: str = "", deadline_s: float = DEADLINE_S,
           port: int | None = None):
+    """One session on its own thread: this worker's thread may already run an event loop
+    (Playwright's, when a browser test ran here first), and asyncio.run needs none."""
     port = port or urlparse(app_server.shared_url()).port
-    return asyncio.run(open_page(port, page, query, deadline_s))
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, open_page(port, page, query, deadline_s)).result()
 
 
 def _watched(*messages: ForwardMsg) -> RunWatch:
