@@ -203,6 +203,16 @@ def test_coupled_presets_run(preset):
 
 
 # ---- scenario files ----------------------------------------------------------------------
+def test_uploaders_refuse_files_over_the_pages_caps_before_they_are_sent():
+    """Streamlit's own upload limit (200 MB by default) is lowered per uploader to the
+    page's cap in whole MiB, so a workshop server never receives a huge file."""
+    at = run(start())
+    at = run(at.switch_page("explorer/ui/pages/vector_add.py"))
+    sizes = {u.key: u.proto.max_upload_size_mb for u in at.get("file_uploader")}
+    assert sizes == {"w.scenario_file": 1, "w.scenario_upload": 32}
+    assert (widgets.upload_limit_mb(64 << 10), widgets.upload_limit_mb((32 << 20) + 1)) == (1, 33)
+
+
 def test_scenario_file_round_trip():
     at = playground(start(), n=4096, buffer_num=1, dtype="fp32")
     assert any(b.proto.label.startswith("Download scenario") for b in at.get("download_button"))

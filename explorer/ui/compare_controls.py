@@ -110,7 +110,8 @@ def _from_gallery(side: str, where) -> Scenario:
 def _from_upload(side: str, where) -> Scenario | None:
     upload = where.file_uploader(
         state.tr("ui.compare.upload"), type=list(UPLOAD_TYPES), key=f"cmp_upload_{side}",
-        help=state.tr("ui.compare.upload_help", limit=f"{MAX_UPLOAD_BYTES:,}"))
+        help=state.tr("ui.compare.upload_help", limit=f"{MAX_UPLOAD_BYTES:,}"),
+        max_upload_size=widgets.upload_limit_mb(MAX_UPLOAD_BYTES))
     if upload is None:
         where.info(state.tr("ui.compare.upload_prompt"), icon=":material/upload_file:")
         return None

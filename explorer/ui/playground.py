@@ -187,7 +187,8 @@ def uploader() -> None:
     with st.expander(state.tr("ui.scenario.load")):
         st.file_uploader(state.tr("ui.scenario.file"), type=["toml", "json"],
                          key="w.scenario_file", on_change=_on_upload,
-                         help=state.tr("ui.scenario.file_help"))
+                         help=state.tr("ui.scenario.file_help"),
+                         max_upload_size=widgets.upload_limit_mb(FILE_MAX_BYTES))
     error = st.session_state.pop(_FILE_ERROR, None)
     if error is not None:
         errors.show(error, state.language())

@@ -19,7 +19,7 @@ from explorer import plots
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
 from explorer.plots import report, report_figures
-from explorer.ui import errors, state
+from explorer.ui import errors, state, widgets
 from hardware_presets.errors import InputError
 
 KEY_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
@@ -256,7 +256,8 @@ def show_upload(kernel: str) -> None:
     with st.expander(state.tr("report.ui.load"), icon=":material/upload_file:"):
         st.file_uploader(state.tr("report.ui.file"), type=["toml", "json", "html"],
                          key=UPLOAD_KEY, on_change=_on_upload, args=(kernel,),
-                         help=state.tr("report.ui.file_help"))
+                         help=state.tr("report.ui.file_help"),
+                         max_upload_size=widgets.upload_limit_mb(REPORT_MAX_BYTES))
     outcome = st.session_state.pop(_OUTCOME, None)
     if isinstance(outcome, InputError):
         errors.show(outcome, state.language())

@@ -170,7 +170,8 @@ def _data(p: dict, where) -> dict:
         p.update({k: value(k) for k in KNOBS})
         p["upload"] = where.file_uploader(
             state.tr("ui.sparse.upload"), type=["npz"], key="sa_upload",
-            help=state.tr("ui.sparse.upload_help", mib=sd.MAX_FILE_BYTES >> 20))
+            help=state.tr("ui.sparse.upload_help", mib=sd.MAX_FILE_BYTES >> 20),
+            max_upload_size=widgets.upload_limit_mb(sd.MAX_FILE_BYTES))
         return p
     for name in MAIN_KNOBS:
         p[name] = _knob_widget(name, where)

@@ -21,6 +21,13 @@ from hardware_presets import FieldSpec
 from hardware_presets.errors import InputError
 from kernels.params import ParamSpec
 
+def upload_limit_mb(limit_bytes: int) -> int:
+    """A page's own byte cap as a file uploader's ``max_upload_size`` (whole MiB, at least
+    1): Streamlit then refuses a larger file before it is sent, instead of the page after
+    the whole file has arrived (the page still checks its exact cap)."""
+    return max(1, -(-limit_bytes // (1 << 20)))
+
+
 # What 0 stands for in FieldSpec.zero_means -> message id of its translation.
 _ZERO_MEANS = {
     "no fixpipe (coupled cores)": "ui.zero.no_fixpipe",
