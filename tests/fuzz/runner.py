@@ -29,6 +29,8 @@ from pathlib import Path
 
 from explorer.core.sweep_exec import BLAS_THREADS
 
+from tests.waiting import poll_until
+
 from . import targets
 
 MEMORY_BYTES = 1 << 30
@@ -142,10 +144,10 @@ class Pool:
         """Stop a worker (its stack dumped first when asked); where it was, if known."""
         if dump_stack and worker.process.is_alive():
             os.kill(worker.process.pid, signal.SIGUSR1)
-            end = time.monotonic() + _DUMP_WAIT_S
-            while "File" not in worker.dump.read_text(errors="replace") and \
-                    time.monotonic() < end:
-                time.sleep(0.05)
+            with contextlib.suppress(AssertionError):  # no stack in time: its place is "?"
+                poll_until(lambda: worker.dump.read_text(errors="replace"),
+                           lambda text: "File" in text, "the hung worker's stack",
+                           _DUMP_WAIT_S)
         worker.process.kill()
         worker.process.join()
         worker.conn.close()
