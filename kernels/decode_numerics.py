@@ -29,12 +29,12 @@ from .kv_store import StoredKV
 from .precision import round_to
 
 #: K elements (tokens x head_dim) of all verified pairs together, at most
-VERIFY_ELEMENTS = 1 << 22
+VERIFY_ELEMENTS = 1 << 20
 #: K elements of one pair, at most: a longer context is verified on its first
 #: PAIR_ELEMENTS // head_dim tokens (the same kernel on a shorter sequence)
-PAIR_ELEMENTS = 1 << 20
+PAIR_ELEMENTS = 1 << 18
 #: verified pairs, at most (each costs a Python loop over its tiles)
-MAX_PAIRS = 64
+MAX_PAIRS = 16
 #: sigma of the lognormal per-channel scales of K and V (uneven channels make int8
 #: quantisation error visible, as real K caches have outlier channels)
 CHANNEL_SIGMA = 0.5

@@ -33,10 +33,10 @@ __all__ = ["round_to", "prune_2_of_4", "verified_block", "make_inputs", "execute
            "reference", "error_bound", "dequantize", "as_real", "unit_roundoff"]
 
 #: all of C is verified up to this many elements (if its inputs fit INPUT_BUDGET) ...
-VERIFY_ALL = 1 << 18
+VERIFY_ALL = 1 << 16
 #: ... else the top-left block, at most this many rows and columns
-VERIFY_SIDE = 512
-#: (rows + cols) x K input elements at most, the size of a 512 x 512 block at K = 65536
+VERIFY_SIDE = 256
+#: (rows + cols) x K input elements at most, the size of a 256 x 256 block at K = 65536
 INPUT_BUDGET = 2 * VERIFY_SIDE * 65536
 #: input elements converted to the compute type at a time (bounds temporary memory)
 _CHUNK_ELEMS = 1 << 22
@@ -46,9 +46,9 @@ _LIMIT = {"fp16": 65504.0, "bf16": 3.0e38, "fp32": 3.0e38, "int32": 2.0 ** 31}
 def verified_block(p: dict) -> tuple[int, int]:
     """(rows, cols) of the top-left block of C that is computed and checked.
 
-    All of C when M x N <= 2**18 (and its A and B rows/columns stay within INPUT_BUDGET
-    elements), else min(M, 512) x min(N, 512) rounded down to whole base tiles where at
-    least one whole tile fits (fewer than 512 only when K > 65536 would need it). K is
+    All of C when M x N <= 2**16 (and its A and B rows/columns stay within INPUT_BUDGET
+    elements), else min(M, 256) x min(N, 256) rounded down to whole base tiles where at
+    least one whole tile fits (fewer than 256 only when K > 65536 would need it). K is
     always complete: every verified element is the full sum over K, all z included.
     """
     M, N, K = p["M"], p["N"], p["K"]

@@ -26,7 +26,7 @@ DTYPES = ("fp16", "fp32", "bf16", "int16", "int32")
 NUMPY_DTYPES = {"fp16": np.float16, "fp32": np.float32, "bf16": ml_dtypes.bfloat16,
                 "int16": np.int16, "int32": np.int32}
 #: numerics are checked on at most this many elements / tiles (stated in the result)
-VERIFY_ELEMENTS = 1 << 21
+VERIFY_ELEMENTS = 1 << 17
 VERIFY_TILES = 2048
 
 PARAMS = (

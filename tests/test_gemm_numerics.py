@@ -192,11 +192,12 @@ def test_prune_ties_keep_the_lower_index():
 
 # ---- verified block and inputs ------------------------------------------------------------
 def test_verified_block():
-    assert gn.verified_block(params(M=500, N=524)) == (500, 524)  # 262000 <= 2**18: all
-    assert gn.verified_block(params(M=4096, N=4096, K=65536, base_m=128, base_n=256)) == (512, 512)
-    assert gn.verified_block(params(M=600, N=1000, base_m=96, base_n=1024)) == (480, 512)
-    assert gn.verified_block(params(M=1, N=65536, K=65536)) == (1, 512)  # inputs bounded
-    assert gn.verified_block(params(M=200, N=2000, base_n=48)) == (200, 480)
+    assert gn.verified_block(params(M=250, N=262)) == (250, 262)  # 65500 <= 2**16: all
+    assert gn.verified_block(params(M=500, N=524)) == (256, 256)  # whole 128 x 256 tiles
+    assert gn.verified_block(params(M=4096, N=4096, K=65536, base_m=128, base_n=256)) == (256, 256)
+    assert gn.verified_block(params(M=600, N=1000, base_m=96, base_n=1024)) == (192, 256)
+    assert gn.verified_block(params(M=1, N=65536, K=65536)) == (1, 256)  # inputs bounded
+    assert gn.verified_block(params(M=200, N=2000, base_n=48)) == (200, 240)
 
 
 @pytest.mark.parametrize("dtype_in", ["fp16", "bf16", "fp32", "hf32", "int8"])
