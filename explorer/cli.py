@@ -19,8 +19,7 @@ from hardware_presets import documents
 from hardware_presets.errors import InputError
 from kernels.models import load_model_text
 
-from .core import Scenario, simulate
-from .core.decode_step import simulate_decode
+from .core import Scenario, extensions, simulate
 from .core.emulator.engine import ENGINES, DeadlockError
 from .core.i18n import t
 from .core.metrics import METRICS
@@ -114,24 +113,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def decode_summary(result) -> dict[str, float]:
-    """The whole-model step of a decode scenario (its linear layers are an estimate)."""
-    step = simulate_decode(result.scenario, result)
-    return {"step_ms": step.step_ns / 1e6, "tokens_per_s": step.tokens_per_s,
-            "append_us_per_layer": step.append_ns / 1e3,
-            "attention_us_per_layer": step.attention_ns / 1e3,
-            "linear_us_per_layer_estimated": step.linear_ns / 1e3,
-            "attention_done_p50_us": step.latency_p50_ns / 1e3,
-            "attention_done_p99_us": step.latency_p99_ns / 1e3,
-            "attention_hbm_GBps": step.attention_hbm_GBps, "layers": step.layers,
-            "fits_hbm": step.fits_hbm}
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     trace = output_file(args.trace, "--trace")
     result = simulate(_read_scenario(args.scenario), engine=args.engine)
     check = result.numerics
-    extra = {"decode_step": decode_summary(result)} if result.scenario.kernel == "decode" else {}
+    extra = extensions.summaries(extensions.of(result))
     if args.json:
         print(json.dumps({"scenario": result.scenario.to_dict(), "metrics": result.metrics,
                           "numerics": vars(check), **extra}, indent=2, default=float))
@@ -143,8 +129,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  numerics: {verdict}: max abs error {check.max_abs_error:.3g}, max rel error "
               f"{check.max_rel_error:.3g} (bound {check.bound:.3g}), "
               f"{check.verified} of {check.total} elements verified")
-        for name, value in extra.get("decode_step", {}).items():
-            print(f"  decode step: {name:<30} {_format(value, '')}")
+        for ext, values in extra.items():
+            for name, value in values.items():
+                print(f"  {ext.replace('_', ' ')}: {name:<30} {_format(value, '')}")
     if trace:
         write_output(trace, json.dumps(chrome_trace(result)), "--trace")
     return EXIT_OK if check.passed else EXIT_NUMERICS

@@ -17,6 +17,7 @@ from explorer.core.advisor import BOUNDS, CHECKS, DEFAULT_THRESHOLDS, advise, cl
 from explorer.core.i18n import LANGUAGES, has
 from explorer.plots import report
 from tests.apptest_helpers import open_page, run, texts
+from kernels import gemm_advice
 
 #: gallery scenario -> a rule it must trigger (its lesson)
 EXPECTED_TIP = {"double_buffer_a": "advisor.tip.buffer_num",
@@ -110,7 +111,7 @@ def test_bound_classification_on_crafted_cases(runs, ratios, bound):
 def test_tail_needs_a_partial_last_wave(runs):
     assert classify(runs["tail_wave"])[0] == "tail"  # 45 tasks on 20 cores
     even = simulate(gallery.load("tail_wave").replace(params={"M": 1280}))  # 50 tasks
-    assert advisor.gemm_waves(even.params)[0] % 20 != 0 or classify(even)[0] != "tail"
+    assert gemm_advice.waves(even.params)[0] % 20 != 0 or classify(even)[0] != "tail"
 
 
 def test_refused_what_ifs_are_dropped(runs):

@@ -115,7 +115,7 @@ def test_no_parameter_takes_a_non_scalar_or_a_huge_value(kernel, bad):
     """Every parameter of every kernel refuses lists, tables, None, out-of-range integers,
     NaN and oversized texts with an InputError naming it."""
     import kernels
-    for spec in kernels.get(kernel).PARAMS:
+    for spec in kernels.get(kernel).params:
         with pytest.raises(InputError) as err:
             Scenario.from_dict({"kernel": kernel, "params": {spec.name: bad}})
         assert err.value.field == f"params.{spec.name}", spec.name
@@ -124,7 +124,7 @@ def test_no_parameter_takes_a_non_scalar_or_a_huge_value(kernel, bad):
 @pytest.mark.parametrize("kernel", ["vector_add", "gemm", "decode"])
 def test_bools_are_not_numbers_and_numbers_are_not_bools(kernel):
     import kernels
-    for spec in kernels.get(kernel).PARAMS:
+    for spec in kernels.get(kernel).params:
         value = 1 if spec.kind is bool else True
         with pytest.raises(InputError) as err:
             Scenario.from_dict({"kernel": kernel, "params": {spec.name: value}})

@@ -332,14 +332,14 @@ def test_histogram_and_blog_and_sandwich_figures():
 def test_every_stage_has_its_words_in_both_languages():
     from explorer.core.i18n import LANGUAGES, has
 
-    for kernel in ps.KERNELS:
-        fam = ps.family(kernel)
+    for operation in ps.OPERATIONS:
+        fam = ps.family(operation)
         for storage in ps.STORAGE_FORMATS:
             for compute in ps.COMPUTE_FORMATS[fam]:
                 for out in ps.OUTPUT_FORMATS[fam]:
                     for acc in ("fp32", "fp16", "pairwise", "kahan"):
                         for gran in ps.GRANULARITIES:
-                            st = ps.stages(kernel, C(storage, compute, acc, out, gran), "910B2")
+                            st = ps.stages(operation, C(storage, compute, acc, out, gran), "910B2")
                             for lang in LANGUAGES:
                                 assert has(f"ui.precision.map.mode.{st['fixpipe']}", lang)
                                 assert has(f"ui.precision.map.acc.{st['acc']}", lang)

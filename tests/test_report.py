@@ -25,7 +25,7 @@ from explorer.core.metrics import METRICS
 from explorer.core.validation import model_card
 from explorer.core.validation.cases import MODEL_VERSION, cases
 from explorer.plots import report
-from explorer.plots.report_figures import decode_step, figures, format_metric
+from explorer.plots.report_figures import figures, format_metric
 from explorer.ui import run_view
 from hardware_presets.errors import InputError
 from tests.apptest_helpers import open_page, run, texts
@@ -62,7 +62,7 @@ def without_plotly_js(text: str) -> str:
 @pytest.mark.parametrize("kernel", SMALL)
 def test_html_has_every_figure_and_plotly_once(results, pages, kernel):
     result, page = results[kernel], pages[kernel]
-    built = figures(result, "en", decode_step(result))
+    built = figures(result, "en")
     assert page.count('class="plotly-graph-div"') == len(built) >= 6
     assert page.count("Plotly.newPlot(") == len(built)
     # one script per figure, the scenario's and Plotly's own (emptied here)

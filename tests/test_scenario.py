@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hardware_presets as hp
+import kernels
 from explorer.core import Scenario, simulate
 from explorer.core.scenario import NAME_MAX, SEED_MAX
 from explorer.core.simulate import remembered_check
@@ -252,6 +253,14 @@ def _same_result(a, b):
     assert a.metrics == b.metrics
 
 
+def spy_on_inputs(monkeypatch, make_inputs) -> None:
+    """The vector add's record with ``make_inputs`` replaced (the record is frozen)."""
+    record = kernels.KERNELS["vector_add"]
+    numerics = dataclasses.replace(record.numerics, make_inputs=make_inputs)
+    monkeypatch.setitem(kernels.KERNELS, "vector_add",
+                        dataclasses.replace(record, numerics=numerics))
+
+
 def test_simulate_is_deterministic_and_the_seed_changes_only_inputs(monkeypatch,
                                                                    fresh_numerics):
     drawn = []
@@ -262,7 +271,7 @@ def test_simulate_is_deterministic_and_the_seed_changes_only_inputs(monkeypatch,
         drawn.append(inputs)
         return inputs
 
-    monkeypatch.setattr(va, "make_inputs", spy)
+    spy_on_inputs(monkeypatch, spy)
     s = Scenario.make(params=SMALL, seed=11)
     first = simulate(s)
     remembered_check.cache_clear()  # compute the same check again
@@ -286,7 +295,7 @@ def test_a_check_is_remembered_across_chips_but_not_across_parameters(monkeypatc
     preset or override reuses it, another parameter or seed computes a new one."""
     calls = []
     real = va.make_inputs
-    monkeypatch.setattr(va, "make_inputs", lambda p, rng: calls.append(p) or real(p, rng))
+    spy_on_inputs(monkeypatch, lambda p, rng: calls.append(p) or real(p, rng))
     s = Scenario.make(params=SMALL, seed=3)
     base = simulate(s)
     on_b4 = simulate(s.replace(preset="910B4"))

@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+import kernels
 from hardware_presets.errors import InputError
-from kernels import decode_params as dp
-from kernels import gemm_params, vector_add
-from kernels.gemm import plan as gemm_plan
+from kernels.record import percent as pct
 
 from .i18n import t
 from .metrics import compute_bound_ns
@@ -81,10 +80,6 @@ class Advice:
     tips: tuple[Tip, ...]
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
 # ---- measures ----------------------------------------------------------------------------
 def communication_share(result) -> float:
     """Core time in SyncAll spans and cross-core GM hand-offs / total core active span."""
@@ -111,28 +106,12 @@ def critical_balance(result) -> float:
 
 def buffer_occupancy(result) -> tuple[str, float] | None:
     """(buffer, used / capacity) of the kernel's own buffer plan, where it is known."""
-    p, chip, kernel = result.params, result.chip, result.scenario.kernel
-    if kernel == "vector_add":
-        return "UB", vector_add.ub_bytes_needed(chip, p) / chip.ub_bytes
-    if kernel == "gemm":
-        use = gemm_params.buffer_use(chip, p)
-        name = max(use, key=lambda b: use[b][0] / use[b][1])
-        return name, use[name][0] / use[name][1]
-    if kernel == "decode":
-        model = dp.model_of(p)
-        if p["impl"] == "cube_vector":
-            used = sum(dp.cube_buffers(p, model, p["tile_tokens"])["UB"].values())
-        else:
-            used = sum(dp.vector_ub_bytes(p, model, p["tile_tokens"],
-                                          p["heads_per_pass"]).values())
-        return "UB", used / chip.ub_bytes
-    return None
+    use = _advice(result).buffer_use
+    return use(result.chip, result.params) if use else None
 
 
-def gemm_waves(params: dict) -> tuple[int, int, int]:
-    """(tasks, waves, block_dim) of a GEMM's task grid."""
-    grid = gemm_plan(params).grid
-    return len(grid.x), grid.waves, grid.block_dim
+def _advice(result) -> kernels.record.Advice:
+    return kernels.get(result.scenario.kernel).advice
 
 
 def _shares(result) -> dict[str, float]:
@@ -157,7 +136,7 @@ def checklist(result, thresholds: dict) -> tuple[Check, ...]:
     m, sh = result.metrics, _shares(result)
     cube = m["aic_cube_ratio"] > 0
     occ = buffer_occupancy(result)
-    reuse = result.scenario.kernel == "gemm" or m["l2_hit_rate"] > 0
+    reuse = _advice(result).l2_reuse or m["l2_hit_rate"] > 0
     values = {
         "compute_utilization": (m["aic_cube_ratio"] if cube else m["aiv_vec_ratio"],
                                 {"pipe": "CUBE" if cube else "VECTOR"}),
@@ -173,9 +152,10 @@ def checklist(result, thresholds: dict) -> tuple[Check, ...]:
 
 # ---- the bound ---------------------------------------------------------------------------
 def _is_tail(result, balance: float) -> bool:
-    if result.scenario.kernel != "gemm":
+    waves_of = _advice(result).waves
+    if waves_of is None:
         return False
-    tasks, waves, cores = gemm_waves(result.params)
+    tasks, waves, cores = waves_of(result.params)
     return waves > 1 and tasks % cores != 0 and balance < DEFAULT_THRESHOLDS["load_balance"]
 
 
@@ -213,79 +193,33 @@ def _tip(msg, changes, metric, direction, gain=None, **values) -> tuple:
 
 
 def _rule_buffers(result, ctx) -> list[tuple]:
-    p, overlap = result.params, ctx["overlap"]
-    gain = _overlap_gain(result)
-    if result.scenario.kernel in ("vector_add", "decode") and p.get("buffer_num") == 1:
-        return [_tip("advisor.tip.buffer_num", {"buffer_num": 2}, "overlap_ratio", "up",
-                     gain, overlap=pct(overlap))]
-    if result.scenario.kernel == "gemm" and not (p["db_l1"] and p["db_l0"]):
-        return [_tip("advisor.tip.double_buffer", {"db_l1": True, "db_l0": True},
-                     "overlap_ratio", "up", gain, overlap=pct(overlap))]
-    return []
+    """Double buffering where the kernel has it and it is off."""
+    double = _advice(result).double_buffer
+    p = result.params
+    if double is None or all(p.get(k) == v for k, v in double[1].items()):
+        return []
+    return [_tip(double[0], double[1], "overlap_ratio", "up", _overlap_gain(result),
+                 overlap=pct(ctx["overlap"]))]
 
 
 def _rule_cores(result, ctx) -> list[tuple]:
-    """More cores when the kernel leaves most of them idle (vector_add, gemm)."""
-    kernel, p, chip = result.scenario.kernel, result.params, result.chip
-    cores = {"vector_add": len(chip.vector_core_ids()),
-             "gemm": len(chip.cube_core_ids())}.get(kernel)
-    if cores is None or p["block_dim"] * 2 > cores:
+    """More cores when the kernel leaves most of them idle (and has tasks for them)."""
+    advice, p, chip = _advice(result), result.params, result.chip
+    kind = advice.block_cores
+    if kind is None:
         return []
-    if kernel == "gemm" and gemm_waves(p)[0] <= p["block_dim"]:
+    cores = len(chip.vector_core_ids() if kind == "vector" else chip.cube_core_ids())
+    if p["block_dim"] * 2 > cores:
+        return []
+    if advice.waves is not None and advice.waves(p)[0] <= p["block_dim"]:
         return []  # too few tasks: more cores would idle (see split-K)
     return [_tip("advisor.tip.block_dim", {"block_dim": cores}, "makespan_us", "down",
                  None, used=p["block_dim"], cores=cores)]
 
 
-def _rule_split_k(result, ctx) -> list[tuple]:
-    p = result.params
-    if result.scenario.kernel != "gemm":
-        return []
-    tasks, _, cores = gemm_waves(p)
-    if tasks * 2 > cores or p["grid_z"] > 1:  # once split, more splits mostly add reduction
-        return []
-    z = min(64, max(2, cores // tasks * p["grid_z"]), -(-p["K"] // p["base_k"]))
-    return [_tip("advisor.tip.split_k", {"grid_z": z}, "makespan_us", "down",
-                 None, tasks=tasks, cores=cores, z=z)]
-
-
-def _rule_tail(result, ctx) -> list[tuple]:
-    """A tile of the same area (so the same traffic per flop) whose task count fills the
-    waves better: base_m doubled and base_n halved, or the other way round."""
-    if ctx["bound"] != "tail":
-        return []
-    p = result.params
-    tasks, waves, cores = gemm_waves(p)
-    best, best_eff = None, tasks / (waves * cores)
-    for up, down in (("base_m", "base_n"), ("base_n", "base_m")):
-        trial = {**p, up: p[up] * 2, down: p[down] // 2}
-        if trial[down] < 16 or trial[down] % 16 or _accepted(result, trial) is None:
-            continue
-        t, w, c = gemm_waves(trial)
-        if t / (w * c) > best_eff + 0.05:
-            best, best_eff = {up: trial[up], down: trial[down]}, t / (w * c)
-    if best is None:
-        return []
-    return [_tip("advisor.tip.tail", best, "makespan_us", "down", None, tasks=tasks,
-                 cores=cores, tail=tasks % cores, eff=pct(best_eff), change=", ".join(
-                     f"{k} = {v}" for k, v in best.items()))]
-
-
-def _rule_decode(result, ctx) -> list[tuple]:
-    p = result.params
-    if result.scenario.kernel != "decode":
-        return []
-    tips = []
-    uneven = p["distribution"] != "equal"  # equal lengths: every order is as good
-    if p["policy"] == "static" and uneven and \
-            ctx["balance"] < ctx["thresholds"]["load_balance"]:
-        tips.append(_tip("advisor.tip.lpt", {"policy": "lpt"}, "load_balance_mean_max",
-                         "up", 1 / ctx["balance"], balance=pct(ctx["balance"])))
-    if ctx["bound"] == "memory" and p["kv_dtype"] in ("fp16", "bf16") \
-            and p["phases"] != "append":
-        tips.append(_tip("advisor.tip.int8_kv", {"kv_dtype": "int8_token"}, "makespan_us",
-                         "down", None, memory=ctx["shares"]["memory"]))
-    return tips
+def _rule_kernel(result, ctx) -> list[tuple]:
+    """The kernel's own rules (its record's ``advice.rules``)."""
+    return [found for rule in _advice(result).rules for found in rule(result, ctx)]
 
 
 def _mte2_rate_share(result) -> float:
@@ -307,11 +241,11 @@ def _rule_tile(result, ctx) -> list[tuple]:
     its path cap: small DataCopies whose issue and latency are not hidden by the copies in
     flight (vector_add's tile, decode's tile_tokens). A core already at its cap needs more
     cores, not bigger copies."""
-    m, p, kernel = result.metrics, result.params, result.scenario.kernel
+    m, p = result.metrics, result.params
     if m["mte2_ratio"] < MEMORY_SHARE or m["hbm_utilization"] >= BANDWIDTH_FLOOR \
             or _mte2_rate_share(result) >= LATENCY_BOUND_SHARE:
         return []
-    key = {"vector_add": "tile", "decode": "tile_tokens"}.get(kernel)
+    key = _advice(result).tile_param
     if key is None:
         return []
     return [_tip("advisor.tip.tile", {key: p[key] * 2}, "makespan_us", "down", None,
@@ -319,17 +253,7 @@ def _rule_tile(result, ctx) -> list[tuple]:
                  hbm=pct(m["hbm_utilization"]))]
 
 
-def _rule_swizzle(result, ctx) -> list[tuple]:
-    p = result.params
-    if result.scenario.kernel != "gemm" or ctx["bound"] != "memory" \
-            or p["policy"] == "swizzle":
-        return []
-    return [_tip("advisor.tip.swizzle", {"policy": "swizzle"}, "l2_hit_rate", "up", None,
-                 hit=pct(result.metrics["l2_hit_rate"]))]
-
-
-RULES = (_rule_buffers, _rule_cores, _rule_split_k, _rule_tail, _rule_decode, _rule_tile,
-         _rule_swizzle)
+RULES = (_rule_buffers, _rule_cores, _rule_kernel, _rule_tile)
 
 
 def _accepted(result, changes: dict) -> Scenario | None:
@@ -347,6 +271,7 @@ def advise(result, thresholds: dict | None = None) -> Advice:
     bound, values = classify(result)
     shares = _shares(result)
     ctx = {"bound": bound, "thresholds": thresholds, "balance": shares["balance"],
+           "accepts": lambda changes: _accepted(result, changes) is not None,
            "overlap": result.metrics["overlap_ratio"],
            "shares": {k: pct(v) for k, v in shares.items()}}
     tips = []

@@ -1,5 +1,6 @@
 """The gallery: built-in scenarios that each teach one thing, as plain scenario files under
-``scenarios/`` at the repository root (the same TOML a user downloads or uploads).
+``scenarios/`` at the repository root (the same TOML a user downloads or uploads), and in
+the ``examples`` folder a kernel's record names.
 
 A file stem is the scenario's id. Two files ``<lesson>_a.toml`` and ``<lesson>_b.toml``
 form a pair (the same workload before and after one change) that the Compare page opens
@@ -13,6 +14,7 @@ import functools
 from pathlib import Path
 from typing import NamedTuple
 
+import kernels
 from hardware_presets.errors import InputError
 
 from .scenario import Scenario
@@ -62,8 +64,10 @@ def _read(path: Path) -> Scenario:
 
 
 def entries() -> list[Entry]:
-    """Every gallery scenario, sorted by id (``a`` before ``b`` in a pair)."""
-    return list(_scan(GALLERY_DIR))
+    """Every gallery scenario, sorted by id (``a`` before ``b`` in a pair): the shared
+    folder's, then each kernel's own examples (its record's ``examples`` folder)."""
+    folders = [GALLERY_DIR] + [r.examples for r in kernels.KERNELS.values() if r.examples]
+    return [e for folder in folders for e in _scan(folder)]
 
 
 def ids() -> list[str]:

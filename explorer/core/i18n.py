@@ -11,6 +11,8 @@ import functools
 import tomllib
 from pathlib import Path
 
+import kernels
+
 LANGUAGES = ("en", "zh")
 DEFAULT_LANGUAGE = "en"
 _LOCALES = Path(__file__).with_name("locales")
@@ -27,13 +29,20 @@ def flatten_table(table: dict, prefix: str = "") -> dict[str, str]:
     return flat
 
 
+def _catalogue_files(lang: str) -> list[Path]:
+    """The project's catalogues of ``lang``, then those of kernels that ship their own
+    (a record's ``locales`` folder)."""
+    folders = [_LOCALES] + [r.locales for r in kernels.KERNELS.values() if r.locales]
+    return [p for folder in folders for p in sorted((folder / lang).glob("*.toml"))]
+
+
 @functools.cache
 def catalogue(lang: str) -> dict[str, str]:
     """All messages of one language, merged from its TOML files (ids must not repeat)."""
     if lang not in LANGUAGES:
         raise ValueError(f"language = {lang!r} is not allowed: one of {LANGUAGES}")
     merged: dict[str, str] = {}
-    for path in sorted((_LOCALES / lang).glob("*.toml")):
+    for path in _catalogue_files(lang):
         table = flatten_table(tomllib.loads(path.read_text(encoding="utf-8")))
         clash = merged.keys() & table.keys()
         if clash:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+import kernels
 from hardware_presets.errors import InputError
 from kernels.decode_params import CUSTOM, model_of
 
@@ -128,8 +129,11 @@ def allreduce_ns(nbytes: float, cards: int, ic: Interconnect) -> float:
 
 # ---- one card's share --------------------------------------------------------------------
 def _check_cards(scenario: Scenario, cards: object) -> None:
-    if scenario.kernel != "decode":
-        raise InputError("kernel", scenario.kernel, "decode (multi-card splits a decode step)")
+    if "decode_step" not in kernels.get(scenario.kernel).extensions:
+        raise InputError("kernel", scenario.kernel, "a kernel with a whole-model decode step: "
+                         + ", ".join(k for k, r in kernels.KERNELS.items()
+                                     if "decode_step" in r.extensions)
+                         + " (multi-card splits a decode step)")
     if not isinstance(cards, int) or isinstance(cards, bool) or not 1 <= cards <= MAX_CARDS:
         raise InputError("cards", cards, f"a whole number of cards from 1 to {MAX_CARDS}")
 

@@ -27,7 +27,10 @@ from hardware_presets.errors import InputError
 from kernels import accumulate, attention_math, precision
 from kernels.gemm_params import default_base_k
 
-KERNELS = ("gemm", "attention_score", "kv_storage")
+#: the operations the study measures (not kernels of the emulator's registry)
+OPERATIONS = ("gemm", "attention_score", "kv_storage")
+#: the family of each operation: both attention operations share formats and shapes
+FAMILIES = {"gemm": "gemm", "attention_score": "attention", "kv_storage": "attention"}
 DISTRIBUTIONS = ("gaussian", "uniform", "outliers")
 STORAGE_FORMATS = ("fp32", "bf16", "fp16", "int8", "int4")
 INT_FORMATS = ("int8", "int4")
@@ -44,15 +47,19 @@ ERROR_BLOCK = 256
 #: accepted shapes: GEMM (M, N, K), attention (T tokens of K/V, d head dim)
 LIMITS = {"gemm": (("M", 16, 4096), ("N", 16, 4096), ("K", 16, 8192)),
           "attention": (("T", 16, 32768), ("d", 16, 512))}
+#: the axis of each operation's shape that the reduction (and quantisation groups) runs along
+REDUCTION_AXIS = {"gemm": "K", "attention_score": "d", "kv_storage": "d"}
+#: which result of one decode step each attention operation measures
+ATTENTION_OUTPUT = {"attention_score": "scores", "kv_storage": "out"}
 DEFAULT_KS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 _KINDS = ("A", "B", "q", "K", "V", "x", "y", "blog")
 
 
-def family(kernel: str) -> str:
-    """"gemm" or "attention" (both attention kernels share formats and shapes)."""
-    if kernel not in KERNELS:
-        raise InputError("kernel", kernel, "one of " + ", ".join(KERNELS))
-    return "gemm" if kernel == "gemm" else "attention"
+def family(operation: str) -> str:
+    """"gemm" or "attention" (both attention operations share formats and shapes)."""
+    if operation not in OPERATIONS:  # "kernel": the page's parameter (URL) name
+        raise InputError("kernel", operation, "one of " + ", ".join(OPERATIONS))
+    return FAMILIES[operation]
 
 
 @dataclass(frozen=True)
@@ -91,9 +98,9 @@ class PrecisionConfig:
         return f"{store} > {self.compute} · acc {acc} > {self.output}"
 
 
-def check_config(kernel: str, config: PrecisionConfig) -> None:
+def check_config(operation: str, config: PrecisionConfig) -> None:
     """Refuse names that are no choice at all (a widget never offers them)."""
-    fam = family(kernel)
+    fam = family(operation)
     for field, value, allowed in (
             ("storage", config.storage, STORAGE_FORMATS),
             ("compute", config.compute, COMPUTE_FORMATS[fam]),
@@ -107,9 +114,9 @@ def check_config(kernel: str, config: PrecisionConfig) -> None:
         raise InputError("precision.group_size", config.group_size, "an integer from 1 to 4096")
 
 
-def check_shape(kernel: str, shape) -> tuple[int, ...]:
+def check_shape(operation: str, shape) -> tuple[int, ...]:
     """The shape as a tuple of ints within ``LIMITS``, or an InputError naming the axis."""
-    limits = LIMITS[family(kernel)]
+    limits = LIMITS[family(operation)]
     shape = tuple(shape)
     if len(shape) != len(limits):
         raise InputError("precision.shape", shape, " x ".join(n for n, _, _ in limits))
@@ -216,7 +223,7 @@ def gemm_result(shape, distribution: str, seed: int, config: PrecisionConfig) ->
     return _to_output(np.asarray(C, dtype=np.float64), config.output)
 
 
-def attention_result(kernel: str, shape, distribution: str, seed: int,
+def attention_result(operation: str, shape, distribution: str, seed: int,
                      config: PrecisionConfig) -> np.ndarray:
     """Scores (attention_score) or the output (kv_storage) of one decode step with K/V
     stored per ``config``, then cast to the output format."""
@@ -225,18 +232,18 @@ def attention_result(kernel: str, shape, distribution: str, seed: int,
         q, K, V, kv_format=config.storage, compute=config.compute,
         accumulate=config.accumulate, granularity=config.granularity,
         group_size=config.group_size, scheme=config.scheme)
-    key = "scores" if kernel == "attention_score" else "out"
+    key = ATTENTION_OUTPUT[operation]
     return precision.round_to(np.asarray(got[key], dtype=np.float64), config.output)
 
 
-def _outputs(kernel: str, shape, distribution: str, seed: int, config: PrecisionConfig):
+def _outputs(operation: str, shape, distribution: str, seed: int, config: PrecisionConfig):
     """(computed, float64 reference) for one configuration."""
-    if kernel == "gemm":
+    if family(operation) == "gemm":
         return gemm_result(shape, distribution, seed, config), \
             gemm_operands(tuple(shape), distribution, seed)[2]
     ref = attention_operands(tuple(shape), distribution, seed)[3]
-    return attention_result(kernel, shape, distribution, seed, config), \
-        ref["scores" if kernel == "attention_score" else "out"]
+    return attention_result(operation, shape, distribution, seed, config), \
+        ref[ATTENTION_OUTPUT[operation]]
 
 
 def metrics(got: np.ndarray, ref: np.ndarray) -> dict[str, float]:
@@ -250,21 +257,21 @@ def metrics(got: np.ndarray, ref: np.ndarray) -> dict[str, float]:
             "mean_rel": float(err.mean() / mean) if mean else float("inf")}
 
 
-def errors(kernel: str, shape, distribution: str, seed: int,
+def errors(operation: str, shape, distribution: str, seed: int,
            config: PrecisionConfig) -> dict[str, float]:
     """dict(max_abs, rel_fro, mean_rel) of one configuration against float64."""
-    shape = check_shape(kernel, shape)
-    check_config(kernel, config)
-    return metrics(*_outputs(kernel, shape, distribution, seed, config))
+    shape = check_shape(operation, shape)
+    check_config(operation, config)
+    return metrics(*_outputs(operation, shape, distribution, seed, config))
 
 
-def element_errors(kernel: str, shape, distribution: str, seed: int,
+def element_errors(operation: str, shape, distribution: str, seed: int,
                    config: PrecisionConfig) -> np.ndarray:
     """|error| of every measured element divided by the RMS of the reference (so that
-    kernels and distributions compare on one scale), flattened, for a histogram."""
-    shape = check_shape(kernel, shape)
-    check_config(kernel, config)
-    got, ref = _outputs(kernel, shape, distribution, seed, config)
+    operations and distributions compare on one scale), flattened, for a histogram."""
+    shape = check_shape(operation, shape)
+    check_config(operation, config)
+    got, ref = _outputs(operation, shape, distribution, seed, config)
     rms = float(np.sqrt(np.mean(np.square(ref)))) or 1.0
     return (np.abs(got - ref) / rms).ravel()
 

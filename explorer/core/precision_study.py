@@ -10,7 +10,7 @@ this module adds what a configuration costs and whether the chip can run it:
   id plus values for the UI to translate;
 * ``error_table`` gives one row per configuration: errors, then for GEMM the emulated time
   and HBM bytes of ``simulate`` (A and B moved in the compute format, C in the output
-  format), for the attention kernels the K/V bytes and a memory-roofline time estimate
+  format), for the attention operations the K/V bytes and a memory-roofline time estimate
   (bytes / HBM bandwidth, labelled as such), and the footprint of every operand in its
   storage format including scales;
 * ``stages`` names the format at each level of the "sandwich" (GM, UB, L1, L0A/L0B, L0C,
@@ -28,16 +28,18 @@ import hardware_presets as hp
 from hardware_presets.errors import InputError
 from kernels import precision
 
-from .precision_numerics import (COMPUTE_FORMATS, DEFAULT_KS, DISTRIBUTIONS, ERROR_BLOCK,
-                                 GRANULARITIES, INT_FORMATS, KERNELS, LIMITS, OUTPUT_FORMATS,
-                                 SCHEMES, STORAGE_FORMATS, PrecisionConfig, blog_vs_kahan,
-                                 check_config, check_shape, data, element_errors, error_vs_k,
-                                 errors, family, gemm_operands)
+from .precision_numerics import (ATTENTION_OUTPUT, COMPUTE_FORMATS, DEFAULT_KS, DISTRIBUTIONS,
+                                 ERROR_BLOCK, FAMILIES, GRANULARITIES, INT_FORMATS, LIMITS,
+                                 OPERATIONS, OUTPUT_FORMATS, REDUCTION_AXIS, SCHEMES,
+                                 STORAGE_FORMATS, PrecisionConfig, blog_vs_kahan, check_config,
+                                 check_shape, data, element_errors, error_vs_k, errors, family,
+                                 gemm_operands)
 from .scenario import Scenario
 from .simulate import simulate
 
-__all__ = ["COMPUTE_FORMATS", "DEFAULT_KS", "DISTRIBUTIONS", "ERROR_BLOCK", "GRANULARITIES",
-           "KERNELS", "LIMITS", "OUTPUT_FORMATS", "SCHEMES", "STANDARD", "STORAGE_FORMATS",
+__all__ = ["ATTENTION_OUTPUT", "COMPUTE_FORMATS", "DEFAULT_KS", "DISTRIBUTIONS", "ERROR_BLOCK",
+           "FAMILIES", "GRANULARITIES", "LIMITS", "OPERATIONS", "OUTPUT_FORMATS",
+           "REDUCTION_AXIS", "SCHEMES", "STANDARD", "STORAGE_FORMATS",
            "PrecisionConfig", "Problem", "blog_vs_kahan", "data", "element_errors",
            "error_table", "error_vs_k", "errors", "footprint", "problems", "stages",
            "table_row"]
@@ -45,7 +47,7 @@ __all__ = ["COMPUTE_FORMATS", "DEFAULT_KS", "DISTRIBUTIONS", "ERROR_BLOCK", "GRA
 #: scales (and zero points) are kept in fp32
 SCALE_BYTES = 4
 C = PrecisionConfig
-#: the standard configurations of each kernel family, in the order the table lists them
+#: the standard configurations of each operation family, in the order the table lists them
 STANDARD = {
     "gemm": {
         "fp32": C("fp32", "fp32", "fp32", "fp32"),
@@ -84,19 +86,20 @@ def _chip(chip) -> hp.Chip:
     return hp.load(chip) if isinstance(chip, str) else chip
 
 
-def _reduction(kernel: str, shape: tuple[int, ...]) -> int:
+def _reduction(operation: str, shape: tuple[int, ...]) -> int:
     """Length of the axis groups run along: K for GEMM, the head dim d for K/V."""
-    return shape[2] if kernel == "gemm" else shape[1]
+    names = [name for name, _, _ in LIMITS[family(operation)]]
+    return shape[names.index(REDUCTION_AXIS[operation])]
 
 
-def _impossible(kernel: str, shape: tuple[int, ...], cfg: PrecisionConfig) -> list[Problem]:
+def _impossible(operation: str, shape: tuple[int, ...], cfg: PrecisionConfig) -> list[Problem]:
     found = []
-    length = _reduction(kernel, shape)
+    length = _reduction(operation, shape)
     if cfg.quantized and cfg.granularity == "group" and (
             cfg.group_size > length or length % cfg.group_size):
         found.append(Problem("impossible", "precision.problem.group_size",
                              {"group": cfg.group_size, "length": length,
-                              "axis": "K" if kernel == "gemm" else "d"}))
+                              "axis": REDUCTION_AXIS[operation]}))
     if cfg.compute == "int8":
         if not cfg.quantized:
             found.append(Problem("impossible", "precision.problem.int8_needs_codes",
@@ -109,12 +112,12 @@ def _impossible(kernel: str, shape: tuple[int, ...], cfg: PrecisionConfig) -> li
     return found
 
 
-def problems(kernel: str, shape, config: PrecisionConfig, chip) -> tuple[Problem, ...]:
+def problems(operation: str, shape, config: PrecisionConfig, chip) -> tuple[Problem, ...]:
     """Everything that stops ``config`` from running on ``chip`` (empty when it can)."""
-    shape = check_shape(kernel, shape)
-    check_config(kernel, config)
+    shape = check_shape(operation, shape)
+    check_config(operation, config)
     chip = _chip(chip)
-    found = _impossible(kernel, shape, config)
+    found = _impossible(operation, shape, config)
     units = precision.chip_formats(chip)
     cube, vector = tuple(units["cube"]), tuple(units["vector"])
     if config.compute not in cube:
@@ -146,13 +149,13 @@ def _scale_count(rows: int, cols: int, cfg: PrecisionConfig, reduce_rows: bool) 
     return count * (2 if cfg.scheme != "symmetric" else 1)
 
 
-def footprint(kernel: str, shape, config: PrecisionConfig) -> dict[str, float]:
+def footprint(operation: str, shape, config: PrecisionConfig) -> dict[str, float]:
     """Bytes of every operand in its storage format: in_bytes (A, or q), store_bytes
     (B, or K and V, as codes or floats), scale_bytes, out_bytes (C, the scores or the
     output) and their sum footprint_bytes. Bytes are exact counts (int4: half a byte)."""
-    shape = check_shape(kernel, shape)
+    shape = check_shape(operation, shape)
     cfg = config
-    if kernel == "gemm":
+    if family(operation) == "gemm":
         M, N, K = shape
         act = cfg.storage if not cfg.quantized else ("int8" if cfg.compute == "int8"
                                                      else cfg.compute)
@@ -166,7 +169,8 @@ def footprint(kernel: str, shape, config: PrecisionConfig) -> dict[str, float]:
         in_b = d * _elem_bytes("fp16" if cfg.compute == "fp16" else cfg.compute)
         store_b = 2 * T * d * _elem_bytes(cfg.storage)
         scales = 2 * _scale_count(T, d, cfg, reduce_rows=False)
-        out_b = (T if kernel == "attention_score" else d) * _elem_bytes(cfg.output)
+        out_len = {"scores": T, "out": d}[ATTENTION_OUTPUT[operation]]  # T scores or d values
+        out_b = out_len * _elem_bytes(cfg.output)
     scale_b = float(scales * SCALE_BYTES)
     return {"in_bytes": in_b, "store_bytes": store_b, "scale_bytes": scale_b,
             "out_bytes": out_b, "footprint_bytes": in_b + store_b + scale_b + out_b}
@@ -198,24 +202,24 @@ def _gemm_cost(shape, config, distribution, seed, preset, overrides) -> dict:
                           tuple(sorted(params.items()))))
 
 
-def _attention_cost(kernel, shape, config, chip: hp.Chip) -> dict:
+def _attention_cost(operation, shape, config, chip: hp.Chip) -> dict:
     """Memory roofline of one decode step: K/V bytes over HBM bandwidth (an estimate)."""
-    fp = footprint(kernel, shape, config)
+    fp = footprint(operation, shape, config)
     moved = fp["footprint_bytes"]
     return {"time_us": moved / float(chip.hbm_bandwidth_GBps) / 1e3,
             "time_source": "estimate", "moved_bytes": moved, "tflops": np.nan}
 
 
-def table_row(kernel: str, shape, distribution: str, seed: int, config: PrecisionConfig,
+def table_row(operation: str, shape, distribution: str, seed: int, config: PrecisionConfig,
               chip, *, overrides=None, name: str = "") -> dict:
     """One row of the table: config, status, errors, cost and footprint. A configuration
     the chip cannot run keeps its errors (the arithmetic is the chip's business only for
     time) but gets no time; an impossible one gets neither."""
-    shape = check_shape(kernel, shape)
+    shape = check_shape(operation, shape)
     chip_obj = _chip(chip)
     preset = chip if isinstance(chip, str) else chip_obj.name
     overrides = dict(overrides or (chip_obj.overridden if not isinstance(chip, str) else {}))
-    found = problems(kernel, shape, config, chip_obj)
+    found = problems(operation, shape, config, chip_obj)
     row = {"name": name, "label": config.short(), "storage": config.storage,
            "compute": config.compute,
            "accumulate": "int32" if config.compute == "int8" else config.accumulate,
@@ -226,15 +230,16 @@ def table_row(kernel: str, shape, distribution: str, seed: int, config: Precisio
            "note_values": dict(found[0].values) if found else {},
            "max_abs": np.nan, "rel_fro": np.nan, "mean_rel": np.nan,
            "time_us": np.nan, "time_source": "", "moved_bytes": np.nan, "tflops": np.nan}
-    row.update(footprint(kernel, shape, config))
+    row.update(footprint(operation, shape, config))
     if any(p.status == "impossible" for p in found):
         return row
-    row.update(errors(kernel, shape, distribution, seed, config))
+    row.update(errors(operation, shape, distribution, seed, config))
     if found:
         return row
     try:
         cost = (_gemm_cost(shape, config, distribution, seed, preset, overrides)
-                if kernel == "gemm" else _attention_cost(kernel, shape, config, chip_obj))
+                if family(operation) == "gemm"
+                else _attention_cost(operation, shape, config, chip_obj))
     except InputError as exc:  # the emulator refuses (a capacity or support check)
         row.update(status="not_on_chip", note_id="precision.problem.emulator",
                    note_values={"reason": str(exc.allowed)})
@@ -243,12 +248,12 @@ def table_row(kernel: str, shape, distribution: str, seed: int, config: Precisio
     return row
 
 
-def error_table(kernel: str, shape, distribution: str, seed: int, configs, chip, *,
+def error_table(operation: str, shape, distribution: str, seed: int, configs, chip, *,
                 overrides=None) -> pd.DataFrame:
     """One row per configuration (``configs``: a mapping name -> PrecisionConfig, or a
     sequence of configs named by their short label). See ``table_row``."""
     items = configs.items() if hasattr(configs, "items") else ((c.short(), c) for c in configs)
-    rows = [table_row(kernel, shape, distribution, seed, cfg, chip, overrides=overrides,
+    rows = [table_row(operation, shape, distribution, seed, cfg, chip, overrides=overrides,
                       name=name) for name, cfg in items]
     return pd.DataFrame(rows)
 
@@ -260,14 +265,14 @@ _FIXPIPE_INT = {"fp16": ("DEQF16", "VDEQF16"), "bf16": ("QS322BF16_PRE", "VQS322
                 "int8": ("REQ8", "VREQ8"), "fp32": ("NoQuant", "NoQuant")}
 
 
-def stages(kernel: str, config: PrecisionConfig, chip) -> dict:
+def stages(operation: str, config: PrecisionConfig, chip) -> dict:
     """The format at each level and the operation on each path, for ``config`` on ``chip``.
 
     Keys: gm_in (B or K/V in GM), gm_act (A or q), vector_op ("antiquant", "cast" or ""),
     ub_from / ub_to (formats in UB around that op), l1, l0 (L0A/L0B: the Mmad inputs),
     l0c ("fp32" or "int32"), acc (the accumulation strategy or "int32"), fixpipe (the
     Fixpipe quantPre mode, or "" on chips without a Fixpipe: L0C -> UB and a vector
-    Cast), gm_out, has_fixpipe, hf32 (SetHF32Mode needed), kernel.
+    Cast), gm_out, has_fixpipe, hf32 (SetHF32Mode needed), operation.
     """
     chip = _chip(chip)
     cfg = config
@@ -279,13 +284,13 @@ def stages(kernel: str, config: PrecisionConfig, chip) -> dict:
         op = "cast"
     elif not cfg.quantized and cfg.storage != cfg.compute and cfg.compute != "hf32":
         op = "cast"
-    if kernel == "gemm":
+    if family(operation) == "gemm":
         act = cfg.storage if not cfg.quantized else ("int8" if int8 else cfg.compute)
     else:
         act = "fp16" if cfg.compute == "fp16" else cfg.compute
     per_channel = cfg.granularity == "channel"
     fix = (_FIXPIPE_INT[cfg.output][per_channel] if int8 else _FIXPIPE_FLOAT[cfg.output])
-    return {"kernel": kernel, "gm_in": cfg.storage, "quantized": cfg.quantized,
+    return {"operation": operation, "gm_in": cfg.storage, "quantized": cfg.quantized,
             "granularity": cfg.granularity, "gm_act": "fp32" if act == "hf32" else act,
             "vector_op": op, "ub_from": cfg.storage, "ub_to": cfg.compute,
             "l1": cfg.compute if (op or int8) else cfg.storage,

@@ -4,7 +4,7 @@ It builds the kernel's program for the chip, runs it on the emulator (in time), 
 kernel's arithmetic on real arrays in the emulated precision (in value), checks it against
 float64, and returns tidy tables plus scalar metrics. No printing, no files. The one piece
 of state is a bounded memo of numerical checks: a check depends on the kernel, its
-parameters but those its ``TIMING_ONLY_PARAMS`` names, and the seed (not on the chip), so
+parameters but its record's ``timing_only`` ones, and the seed (not on the chip), so
 a scenario that differs from an earlier one only in chip, overrides or timing parameters
 reuses its check instead of redoing the arithmetic.
 """
@@ -62,22 +62,23 @@ class Result:
 def check_numerics(kernel, params: dict, seed: int) -> NumericsCheck:
     """Execute the kernel and its reference on the same inputs and compare element by
     element against the kernel's own error bound (see each kernel's ``error_bound``)."""
-    inputs = kernel.make_inputs(params, np.random.default_rng(seed))
-    out = kernel.execute(params, inputs)
-    if hasattr(kernel, "as_real"):  # e.g. int8 outputs compared after dequantisation
-        out = kernel.as_real(params, out)
-    ref = kernel.reference(inputs)
+    num = kernel.numerics
+    inputs = num.make_inputs(params, np.random.default_rng(seed))
+    out = num.execute(params, inputs)
+    if num.as_real is not None:  # e.g. int8 outputs compared after dequantisation
+        out = num.as_real(params, out)
+    ref = num.reference(inputs)
     name = next(iter(ref))
     got, want = np.asarray(out[name], dtype=np.float64), ref[name]
     err = np.abs(got - want)
     scale = np.abs(want)
     rel = np.divide(err, scale, out=np.where(err > 0, np.inf, 0.0), where=scale > 0)
-    allowed = kernel.error_bound(params, inputs, want)
+    allowed = num.error_bound(params, inputs, want)
     ratio = np.divide(err, allowed, out=np.where(err > 0, np.inf, 0.0), where=allowed > 0)
     return NumericsCheck(float(err.max(initial=0.0)), float(rel.max(initial=0.0)),
-                         kernel.unit_roundoff(params), float(ratio.max(initial=0.0)),
+                         num.unit_roundoff(params), float(ratio.max(initial=0.0)),
                          bool(np.all(err <= allowed)), int(got.size),
-                         kernel.output_elements(params))
+                         num.output_elements(params))
 
 
 #: numerical checks remembered per process (each a few numbers)
@@ -92,8 +93,7 @@ def remembered_check(kernel_name: str, params_json: str, seed: int) -> NumericsC
 
 def numerics_params(kernel, params: dict) -> dict:
     """What the kernel's numerics may read: its parameters but the timing-only ones."""
-    timing_only = getattr(kernel, "TIMING_ONLY_PARAMS", frozenset())
-    return {k: v for k, v in params.items() if k not in timing_only}
+    return {k: v for k, v in params.items() if k not in kernel.timing_only}
 
 
 def numerics_of(scenario: Scenario) -> NumericsCheck:
@@ -103,21 +103,13 @@ def numerics_of(scenario: Scenario) -> NumericsCheck:
     return remembered_check(scenario.kernel, json.dumps(params, sort_keys=True), scenario.seed)
 
 
-def build_program(kernel, chip: Chip, params: dict, seed: int):
-    """The kernel's program; kernels whose work depends on random draws (``SEEDED``, e.g.
-    decode's context lengths) get the scenario's seed."""
-    if getattr(kernel, "SEEDED", False):
-        return kernel.build(chip, params, seed=seed)
-    return kernel.build(chip, params)
-
-
 def simulate(scenario: Scenario, *, engine: str = "jit") -> Result:
     """Run ``scenario`` in time and in value."""
     scenario = scenario.validated()
     chip = scenario.chip()
     kernel = kernels.get(scenario.kernel)
     params = scenario.params_dict
-    program = build_program(kernel, chip, params, scenario.seed)
+    program = kernel.build_program(chip, params, scenario.seed)
     schedule = run(program, chip, engine=engine)
     timeline = timeline_table(program, schedule, chip)
     per_core = per_core_table(timeline, chip, schedule.makespan_ns)

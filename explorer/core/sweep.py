@@ -80,7 +80,7 @@ class Knob:
 def knobs(kernel: str, numeric: bool = False) -> dict[str, Knob]:
     """The knobs of a kernel: its parameters with a range or choices, then the tunable
     chip fields (``numeric``: only those that take numbers)."""
-    found = {s.name: Knob(s.name, s.name, "params", s) for s in kernels.get(kernel).PARAMS
+    found = {s.name: Knob(s.name, s.name, "params", s) for s in kernels.get(kernel).params
              if s.choices is not None or s.kind in (int, float, bool)}
     found.update({CHIP + k: Knob(CHIP + k, k, "overrides", s) for k, s in FIELDS.items()
                   if s.tunable})

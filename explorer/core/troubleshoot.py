@@ -29,6 +29,7 @@ PROBLEMS = ("ub_overflow", "misaligned_copy", "sync_all_blocks", "single_buffer"
 STARVED_SHARE, SLOWDOWN = 0.8, 1.2
 #: int8 without a scale "overflows" when this share of the values clip or more
 CLIP_SHARE = 1e-3
+NO_PRESET = "-"  # a case that runs on no chip (the quantiser)
 
 
 @dataclass(frozen=True, eq=False)
@@ -311,10 +312,10 @@ def cast_without_scale(x: np.ndarray, scale: float = 1.0) -> precision.Quantized
 
 def _int8_overflow() -> Outcome:
     x = int8_data()
-    trigger = Case("-", "quantize", {"scale": 1.0, "shape": "x".join(map(str, INT8_SHAPE))},
+    trigger = Case(NO_PRESET, "quantize", {"scale": 1.0, "shape": "x".join(map(str, INT8_SHAPE))},
                    _error_figures(x, cast_without_scale(x)))
     q = precision.quantize(x, "int8", "symmetric", "channel", axis=-1)
-    fix = Case("-", "quantize", {"granularity": "channel", "scheme": "symmetric"},
+    fix = Case(NO_PRESET, "quantize", {"granularity": "channel", "scheme": "symmetric"},
                _error_figures(x, q))
     return _outcome("int8_overflow", trigger, fix,
                     lambda case: case.figures["clipped_share"] >= CLIP_SHARE)

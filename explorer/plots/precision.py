@@ -240,7 +240,7 @@ def _fmt(name: str, fmt: str) -> str:
 
 def _operands(st: dict, lang: str) -> tuple[str, str]:
     """(the stored operand, the other one): B / A for GEMM, K,V / q for attention."""
-    if st["kernel"] == "gemm":
+    if st["operation"] == "gemm":
         return _p("sandwich.weights", lang), _p("sandwich.acts", lang)
     return _p("sandwich.kv", lang), _p("sandwich.query", lang)
 
@@ -283,7 +283,7 @@ def _vector_row(fig: go.Figure, st: dict, lang: str) -> None:
     _arrow(fig, (9, 58), (20, 30), "DataCopy<br>MTE2", PIPE_COLOURS["MTE2"] if used
            else "#BBBBBB", shift=0)
     _arrow(fig, (44, 30), (29, 62), _p("sandwich.to_l1", lang), colour, shift=0)
-    fig.add_annotation(x=72, y=27, text=_p(f"sandwich.note.{st['kernel']}", lang),
+    fig.add_annotation(x=72, y=27, text=_p(f"sandwich.note.{st['operation']}", lang),
                        showarrow=False, align="left", font=dict(size=11), width=330)
 
 

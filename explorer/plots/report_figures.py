@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.core.decode_step import simulate_decode
+import kernels
+from explorer.core import extensions
 from explorer.core.i18n import has, t
 from explorer.core.metrics import METRICS
 from explorer.plots import decode as decode_plots
@@ -28,39 +29,22 @@ from explorer.plots.roofline import roofline_figure
 from explorer.plots.style import format_bytes
 from explorer.plots.timeline import timeline_figure
 from hardware_presets import FIELDS
-from kernels import decode_params as dp, gemm
+from kernels import gemm
 
 #: chip fields a report lists (labels from the chip_fields catalogue)
 CHIP_FIELDS = ("ai_cores", "vector_cores", "clock_MHz", "hbm_GiB", "hbm_bandwidth_GBps",
                "l2_MiB", "l2_bandwidth_GBps", "ub_KiB", "l1_KiB")
-#: the page's own explanation, quoted when the caller gives none
-EXPLANATIONS = {
-    "vector_add": ("ui.va.explain.stages", "ui.va.explain.tque", "ui.va.explain.buffer_num"),
-    "gemm": ("ui.gemm.explain.launch", "ui.gemm.explain.default", "ui.gemm.explain.small",
-             "ui.gemm.explain.split_k"),
-    "decode": ("ui.decode.explain.step", "ui.decode.explain.tque", "ui.decode.explain.cube",
-               "ui.decode.explain.split", "ui.decode.explain.append"),
-}
 Section = tuple[str, object]  # (heading, str | Figure | DataFrame | list of them)
 
 
 # ---- figures -----------------------------------------------------------------------------
 def _roofline(result, lang: str) -> go.Figure:
     """The run as one point under the chip's roofs, labelled and roofed as its page does."""
-    p, m, kernel = result.params, result.metrics, result.scenario.kernel
-    precision = "fp16"
-    if kernel == "gemm":
-        precision = p["dtype_in"]
-        label = t("ui.gemm.roofline_point", lang, dtype=precision, M=p["M"], N=p["N"], K=p["K"])
-    elif kernel == "decode":
-        precision = dp.out_dtype(p)
-        label = t("ui.decode.roofline_point", lang, impl=p["impl"],
-                  group=dp.model_of(p).gqa_group)
-    else:
-        label = t("ui.va.roofline_point", lang, dtype=p.get("dtype", precision))
-    point = {"label": label, "intensity": m["arithmetic_intensity"],
+    record, p, m = kernels.get(result.scenario.kernel), result.params, result.metrics
+    msg_id, values = record.roofline_label(p)
+    point = {"label": t(msg_id, lang, **values), "intensity": m["arithmetic_intensity"],
              "tflops": m["achieved_tflops"]}
-    return roofline_figure(result.chip, [point], lang, precision=precision)
+    return roofline_figure(result.chip, [point], lang, precision=record.precision(p))
 
 
 SUMMARY: dict[str, Callable[..., go.Figure]] = {
@@ -95,18 +79,20 @@ def _decode_figures(step, lang: str) -> list[tuple[str, go.Figure]]:
     return shown
 
 
-def decode_step(result):
-    """The whole-model step of a decode run (None for other kernels)."""
-    return simulate_decode(result.scenario, result) if result.scenario.kernel == "decode" else None
+#: figures a kernel record may name in ``figures``: (result, lang) -> figure
+KERNEL_FIGURES: dict[str, Callable[..., go.Figure]] = {"task_grid": _task_grid}
+#: figures of a core extension (``explorer.core.extensions``): (value, lang) -> [(kind, fig)]
+EXTENSION_FIGURES: dict[str, Callable[..., list]] = {"decode_step": _decode_figures}
 
 
-def figures(result, lang: str = "en", step=None) -> list[tuple[str, go.Figure]]:
-    """(kind, figure) of everything a report draws, in reading order."""
-    shown = []
-    if result.scenario.kernel == "gemm":
-        shown.append(("task_grid", _task_grid(result, lang)))
-    if step is not None:
-        shown += _decode_figures(step, lang)
+def figures(result, lang: str = "en", computed: dict | None = None) -> list[tuple[str, go.Figure]]:
+    """(kind, figure) of everything a report draws, in reading order (``computed``: the
+    run's extensions, ``explorer.core.extensions.of``, when at hand)."""
+    computed = extensions.of(result) if computed is None else computed
+    shown = [(kind, KERNEL_FIGURES[kind](result, lang))
+             for kind in kernels.get(result.scenario.kernel).figures]
+    for name, value in computed.items():
+        shown += EXTENSION_FIGURES.get(name, lambda *_: [])(value, lang)
     shown.append(("timeline", timeline_figure(result.timeline, result.makespan_ns, lang)))
     shown += [(kind, summary_figure(kind, result, lang)) for kind in
               ("pipe_ratio", "bandwidth", "traffic", "load_balance", "roofline")]
@@ -205,14 +191,15 @@ def notes_text(notes, lang: str = "en") -> list[str]:
 
 
 def default_explanation(kernel: str, lang: str = "en") -> str:
-    return "\n\n".join(t(msg_id, lang) for msg_id in EXPLANATIONS.get(kernel, ()))
+    """The kernel page's own explanation (its record's message ids)."""
+    return "\n\n".join(t(msg_id, lang) for msg_id in kernels.get(kernel).explanation)
 
 
 def result_sections(result, lang: str = "en", explanation: str = "") -> list[Section]:
     """The sections of a scenario report, in reading order."""
-    step = decode_step(result)
+    computed = extensions.of(result)
     text = explanation or default_explanation(result.scenario.kernel, lang)
-    notes = notes_text(step.notes if step is not None else result.notes, lang)
+    notes = notes_text(extensions.notes(result, computed), lang)
     sections: list[Section] = [
         (t("report.h.scenario", lang), scenario_tables(result, lang)),
         (t("report.h.chip", lang), chip_table(result.chip, lang)),
@@ -222,5 +209,5 @@ def result_sections(result, lang: str = "en", explanation: str = "") -> list[Sec
     if text:
         sections.insert(2, (t("report.h.explanation", lang), text))
     sections += [(t(f"report.figure.{kind}", lang), fig)
-                 for kind, fig in figures(result, lang, step)]
+                 for kind, fig in figures(result, lang, computed)]
     return sections

@@ -15,10 +15,9 @@ import streamlit as st
 from explorer.core import troubleshoot as ts
 from explorer.core.i18n import has
 from explorer.ui import errors, state
+from explorer.ui.kernel_pages import PAGES
 from hardware_presets.errors import InputError
 
-#: kernel name -> url path of the page that opens its scenarios
-PAGES = {"vector_add": "vector_add", "gemm": "gemm"}
 
 
 @st.cache_resource(show_spinner=False)
@@ -57,7 +56,7 @@ def figures_table(figures: dict) -> pd.DataFrame:
 def link(case: ts.Case) -> str | None:
     """A relative URL that opens ``case`` on its kernel's page (None for hand-built
     programs and the quantiser, which no page takes as a scenario)."""
-    page = PAGES.get(case.kernel)
+    page = PAGES[case.kernel].path if case.kernel in PAGES else None
     if page is None:
         return None
     query = {"lang": state.language(), "preset": case.preset,
@@ -83,7 +82,7 @@ def _says(case: ts.Case) -> None:
 def show_case(case: ts.Case, title_id: str, link_id: str) -> None:
     """One side of a problem: parameters, what the emulator says, the page link."""
     st.markdown(f"**{state.tr(title_id)}**")
-    if case.kernel in PAGES or case.kernel == "program":
+    if case.preset != ts.NO_PRESET:
         st.caption(state.tr("lab.preset", preset=case.preset))
     st.dataframe(params_table(case), hide_index=True, width="stretch")
     st.markdown(f"*{state.tr('lab.says')}*")

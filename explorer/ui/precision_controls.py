@@ -1,12 +1,15 @@
-"""Controls of the "Mixed precision" page: the kernel, its shape and data, and the user's
-precision configuration (storage / compute / accumulate / output formats, quantisation
-granularity, scheme and group size).
+"""Controls of the "Mixed precision" page: the operation studied (GEMM, the attention
+score, the KV cache's storage; not a kernel of the emulator's registry), its shape and
+data, and the user's precision configuration (storage / compute / accumulate / output
+formats, quantisation granularity, scheme and group size).
 
 Values live in session state under ``pr.<name>`` (see ``state.bound``) and in the URL, so
-a link reproduces a study. The choices depend on the kernel: the attention kernels compute
-in a float format and write float results, GEMM also offers the int8 Mmad and an int8 C;
-a value that the new kernel does not offer falls back to the blog's fp16 sandwich. What
-the chip cannot run is not hidden: it is offered, marked, and explained by the page.
+a link reproduces a study; the operation's parameter keeps the name "kernel" there (URL,
+widget key, ``p["kernel"]``) because shared links depend on it. The choices depend on the
+operation: the attention operations compute in a float format and write float results,
+GEMM also offers the int8 Mmad and an int8 C; a value that the new operation does not
+offer falls back to the blog's fp16 sandwich. What the chip cannot run is not hidden: it
+is offered, marked, and explained by the page.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from kernels.precision import chip_formats
 PREFIX = "pr."
 _LIM = {name: (lo, hi) for fam in ps.LIMITS.values() for name, lo, hi in fam}
 PARAMS = (
-    ParamSpec("kernel", str, "gemm", choices=ps.KERNELS),
+    ParamSpec("kernel", str, "gemm", choices=ps.OPERATIONS),  # the operation studied
     ParamSpec("M", int, 1024, *_LIM["M"], log_scale=True),
     ParamSpec("N", int, 1024, *_LIM["N"], log_scale=True),
     ParamSpec("K", int, 1024, *_LIM["K"], log_scale=True),
@@ -71,19 +74,23 @@ def _widget(name: str, where, **kwargs):
 
 
 def _keep_in(name: str, options: tuple, fallback: object) -> tuple:
-    """Make the session value one of ``options`` (a kernel switch may leave it outside)."""
+    """Make the session value one of ``options`` (an operation switch may leave it outside)."""
     if value(name) not in options:
         st.session_state[key(name)] = fallback
     return options
 
 
+def _shape_names(operation: str) -> tuple[str, ...]:
+    """The shape parameters of ``operation``: M, N, K for GEMM, T, d for attention."""
+    return tuple(name for name, _, _ in ps.LIMITS[ps.family(operation)])
+
+
 # ---- the three groups --------------------------------------------------------------------
 def _problem(where) -> dict:
     where.markdown(f"**{state.tr('ui.precision.group.problem')}**")
-    p = {"kernel": _widget("kernel", where, options=ps.KERNELS,
+    p = {"kernel": _widget("kernel", where, options=ps.OPERATIONS,
                            format_func=labels("ui.precision.kernel"))}
-    names = ("M", "N", "K") if p["kernel"] == "gemm" else ("T", "d")
-    for name in names:
+    for name in _shape_names(p["kernel"]):
         p[name] = _widget(name, where)
     p["distribution"] = _widget("distribution", where,
                                 format_func=labels("ui.precision.distribution"))
@@ -126,7 +133,7 @@ def controls(chip: Chip) -> dict:
 
 # ---- what the parameters mean ------------------------------------------------------------
 def shape(p: dict) -> tuple[int, ...]:
-    return (p["M"], p["N"], p["K"]) if p["kernel"] == "gemm" else (p["T"], p["d"])
+    return tuple(p[name] for name in _shape_names(p["kernel"]))
 
 
 def config(p: dict) -> ps.PrecisionConfig:
@@ -135,6 +142,6 @@ def config(p: dict) -> ps.PrecisionConfig:
 
 
 def url_params(p: dict) -> dict:
-    """The parameters that describe the study (the other kernel's shape is left out)."""
-    skip = ("T", "d") if p["kernel"] == "gemm" else ("M", "N", "K")
+    """The parameters that describe the study (the other operations' shapes are left out)."""
+    skip = set(_LIM) - set(_shape_names(p["kernel"]))
     return {k: v for k, v in p.items() if k not in skip}

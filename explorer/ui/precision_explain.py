@@ -16,14 +16,17 @@ from explorer.plots import precision as pp
 from explorer.ui import run_view, state
 from kernels.precision import format_of
 
+#: the stored operand (B or K/V) of each operation family, as a message id
+OPERAND_IDS = {"gemm": "ui.precision.map.operand_gemm",
+               "attention": "ui.precision.map.operand_kv"}
 #: Ascend C element types of the formats
 C_TYPES = {"fp16": "half", "bf16": "bfloat16_t", "fp32": "float", "hf32": "float",
            "int8": "int8_t", "int4": "int4b_t", "int32": "int32_t"}
 
 
-def problems(kernel: str, shape: tuple, cfg: ps.PrecisionConfig) -> tuple[ps.Problem, ...]:
+def problems(operation: str, shape: tuple, cfg: ps.PrecisionConfig) -> tuple[ps.Problem, ...]:
     """Show why the user's configuration cannot run (translated); returns the problems."""
-    found = ps.problems(kernel, shape, cfg, state.chip())
+    found = ps.problems(operation, shape, cfg, state.chip())
     for problem in found:
         key = f"ui.precision.problem_{problem.status}"
         st.error(state.tr(key, reason=state.tr(problem.msg_id, **problem.values)),
@@ -35,33 +38,32 @@ def problems(kernel: str, shape: tuple, cfg: ps.PrecisionConfig) -> tuple[ps.Pro
 
 # ---- the sandwich ------------------------------------------------------------------------
 @st.cache_resource(max_entries=16, show_spinner=False)
-def sandwich(kernel: str, cfg: tuple, preset: str, overrides: tuple, lang: str) -> go.Figure:
+def sandwich(operation: str, cfg: tuple, preset: str, overrides: tuple, lang: str) -> go.Figure:
     config = ps.PrecisionConfig(*cfg)
-    stages = ps.stages(kernel, config, state.chip())
+    stages = ps.stages(operation, config, state.chip())
     return pp.sandwich_figure(stages, lang, label=config.short())
 
 
-def show_sandwich(kernel: str, cfg: ps.PrecisionConfig, cfg_key: tuple,
+def show_sandwich(operation: str, cfg: ps.PrecisionConfig, cfg_key: tuple,
                   chip_args: tuple) -> None:
-    run_view.show(sandwich(kernel, cfg_key, *chip_args, state.language()), key="sandwich")
+    run_view.show(sandwich(operation, cfg_key, *chip_args, state.language()), key="sandwich")
     st.caption(state.tr("ui.precision.sandwich_caption"))
 
 
 # ---- Ascend C ----------------------------------------------------------------------------
-def _granularity_words(cfg: ps.PrecisionConfig, kernel: str) -> str:
+def _granularity_words(cfg: ps.PrecisionConfig, operation: str) -> str:
     words = state.tr(f"ui.precision.granularity.{cfg.granularity}")
     if cfg.granularity == "group":
         words += " " + state.tr("ui.precision.map.group_of", size=cfg.group_size,
-                                axis="K" if kernel == "gemm" else "d")
+                                axis=ps.REDUCTION_AXIS[operation])
     return words
 
 
-def _storage_line(kernel: str, cfg: ps.PrecisionConfig) -> str:
-    operand = state.tr("ui.precision.map.operand_gemm" if kernel == "gemm"
-                       else "ui.precision.map.operand_kv")
+def _storage_line(operation: str, cfg: ps.PrecisionConfig) -> str:
+    operand = state.tr(OPERAND_IDS[ps.family(operation)])
     if cfg.quantized:
         return state.tr("ui.precision.map.storage_int", operand=operand, fmt=cfg.storage,
-                        granularity=_granularity_words(cfg, kernel), scheme=state.tr(
+                        granularity=_granularity_words(cfg, operation), scheme=state.tr(
                             f"ui.precision.scheme.{cfg.scheme}"))
     return state.tr("ui.precision.map.storage_float", operand=operand, fmt=cfg.storage,
                     bytes=f"{format_of(cfg.storage).bytes:g}")
@@ -84,11 +86,11 @@ def _output_line(st_: dict, chip) -> str:
                     meaning=state.tr(f"ui.precision.map.mode.{mode}"))
 
 
-def mapping_lines(kernel: str, cfg: ps.PrecisionConfig) -> list[str]:
+def mapping_lines(operation: str, cfg: ps.PrecisionConfig) -> list[str]:
     """The configuration in Ascend C, one markdown bullet per step."""
     chip = state.chip()
-    st_ = ps.stages(kernel, cfg, chip)
-    lines = [_storage_line(kernel, cfg), state.tr("ui.precision.map.load"), _vector_line(st_)]
+    st_ = ps.stages(operation, cfg, chip)
+    lines = [_storage_line(operation, cfg), state.tr("ui.precision.map.load"), _vector_line(st_)]
     lines.append(state.tr("ui.precision.map.mmad", l0=st_["l0"], l0c=st_["l0c"],
                           a=C_TYPES[st_["l0"]], c=C_TYPES[st_["l0c"]]))
     if st_["hf32"]:
@@ -97,13 +99,13 @@ def mapping_lines(kernel: str, cfg: ps.PrecisionConfig) -> list[str]:
     lines.append(_output_line(st_, chip))
     if cfg.compute == "int8":
         lines.append(state.tr("ui.precision.map.w8a8"))
-    if kernel != "gemm":
+    if ps.family(operation) == "attention":
         lines.append(state.tr("ui.precision.map.attention", compute=cfg.compute))
     return lines
 
 
-def show_mapping(kernel: str, cfg: ps.PrecisionConfig) -> None:
-    st.markdown("\n".join(f"- {line}" for line in mapping_lines(kernel, cfg)))
+def show_mapping(operation: str, cfg: ps.PrecisionConfig) -> None:
+    st.markdown("\n".join(f"- {line}" for line in mapping_lines(operation, cfg)))
 
 
 def explain() -> None:

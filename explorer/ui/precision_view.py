@@ -23,6 +23,10 @@ from explorer.plots.style import format_bytes
 from explorer.ui import run_view, state
 
 YOURS = "yours"
+#: the captions of the table and of the Pareto chart for each operation family
+TABLE_CAPTIONS = {"gemm": "ui.precision.table_gemm", "attention": "ui.precision.table_attention"}
+PARETO_CAPTIONS = {"gemm": "ui.precision.pareto_gemm",
+                   "attention": "ui.precision.pareto_attention"}
 BLOG_VALUES, BLOG_BETA = 4096, 0.5
 
 
@@ -32,10 +36,10 @@ def cfg_tuple(cfg: ps.PrecisionConfig) -> tuple:
 
 # ---- cached computations -----------------------------------------------------------------
 @st.cache_data(max_entries=512, show_spinner=False)
-def row(kernel: str, shape: tuple, distribution: str, seed: int, cfg: tuple, preset: str,
+def row(operation: str, shape: tuple, distribution: str, seed: int, cfg: tuple, preset: str,
         overrides: tuple, name: str) -> dict:
     """One table row (errors, cost, footprint) for a configuration given as a tuple."""
-    return ps.table_row(kernel, shape, distribution, seed, ps.PrecisionConfig(*cfg), preset,
+    return ps.table_row(operation, shape, distribution, seed, ps.PrecisionConfig(*cfg), preset,
                         overrides=dict(overrides), name=name)
 
 
@@ -44,12 +48,12 @@ def chip_args() -> tuple[str, tuple]:
     return state.preset(), tuple(sorted(state.overrides().items()))
 
 
-def table(kernel: str, shape: tuple, distribution: str, seed: int, mine: tuple,
+def table(operation: str, shape: tuple, distribution: str, seed: int, mine: tuple,
           preset: str, overrides: tuple) -> pd.DataFrame:
-    """The standard configurations of the kernel family and the user's one (last)."""
-    configs = {**{n: cfg_tuple(c) for n, c in ps.STANDARD[ps.family(kernel)].items()},
+    """The standard configurations of the operation's family and the user's one (last)."""
+    configs = {**{n: cfg_tuple(c) for n, c in ps.STANDARD[ps.family(operation)].items()},
                YOURS: mine}
-    rows = [row(kernel, shape, distribution, seed, cfg, preset, overrides, name)
+    rows = [row(operation, shape, distribution, seed, cfg, preset, overrides, name)
             for name, cfg in configs.items()]
     return pd.DataFrame(rows)
 
@@ -65,9 +69,9 @@ def blog(seed: int) -> dict:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def element_errors(kernel: str, shape: tuple, distribution: str, seed: int,
+def element_errors(operation: str, shape: tuple, distribution: str, seed: int,
                    cfg: tuple) -> np.ndarray:
-    return ps.element_errors(kernel, shape, distribution, seed, ps.PrecisionConfig(*cfg))
+    return ps.element_errors(operation, shape, distribution, seed, ps.PrecisionConfig(*cfg))
 
 
 # ---- the table ---------------------------------------------------------------------------
@@ -113,20 +117,21 @@ def display_table(df: pd.DataFrame, lang: str) -> pd.DataFrame:
     })
 
 
-def show_table(df: pd.DataFrame, kernel: str) -> None:
+def show_table(df: pd.DataFrame, operation: str) -> None:
     lang = state.language()
     st.dataframe(display_table(df, lang), hide_index=True, width="stretch",
                  key="precision_table")
-    cap = "ui.precision.table_gemm" if kernel == "gemm" else "ui.precision.table_attention"
-    st.caption(state.tr(cap, block=ps.ERROR_BLOCK))
+    st.caption(state.tr(TABLE_CAPTIONS[ps.family(operation)], block=ps.ERROR_BLOCK))
 
 
 # ---- figures -----------------------------------------------------------------------------
 @st.cache_resource(max_entries=32, show_spinner=False)
-def pareto(kernel: str, shape: tuple, distribution: str, seed: int, mine: tuple,
+def pareto(operation: str, shape: tuple, distribution: str, seed: int, mine: tuple,
            preset: str, overrides: tuple, lang: str) -> go.Figure:
-    df = with_display(table(kernel, shape, distribution, seed, mine, preset, overrides), lang)
-    return pp.pareto_figure(df, lang, highlight=YOURS, estimate=kernel != "gemm")
+    df = with_display(table(operation, shape, distribution, seed, mine, preset, overrides), lang)
+    # attention times are a memory-roofline estimate, GEMM times come from the emulator
+    return pp.pareto_figure(df, lang, highlight=YOURS,
+                            estimate=ps.family(operation) == "attention")
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -136,9 +141,9 @@ def vs_k_figure(compute: str, seed: int, highlight: str, lang: str) -> go.Figure
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def histogram(kernel: str, shape: tuple, distribution: str, seed: int, mine: tuple,
+def histogram(operation: str, shape: tuple, distribution: str, seed: int, mine: tuple,
               lang: str) -> go.Figure:
-    errs = element_errors(kernel, shape, distribution, seed, mine)
+    errs = element_errors(operation, shape, distribution, seed, mine)
     return pp.error_histogram_figure(errs, lang, label=ps.PrecisionConfig(*mine).short())
 
 
@@ -147,11 +152,10 @@ def blog_figure(seed: int, lang: str) -> go.Figure:
     return pp.blog_kahan_figure(blog(seed), lang)
 
 
-def show_pareto(kernel: str, shape: tuple, distribution: str, seed: int, mine: tuple) -> None:
-    run_view.show(pareto(kernel, shape, distribution, seed, mine, *chip_args(),
+def show_pareto(operation: str, shape: tuple, distribution: str, seed: int, mine: tuple) -> None:
+    run_view.show(pareto(operation, shape, distribution, seed, mine, *chip_args(),
                          state.language()), key="pareto")
-    cap = "ui.precision.pareto_gemm" if kernel == "gemm" else "ui.precision.pareto_attention"
-    st.caption(state.tr(cap, chip=state.chip().display_name))
+    st.caption(state.tr(PARETO_CAPTIONS[ps.family(operation)], chip=state.chip().display_name))
 
 
 def show_vs_k(compute: str, accumulate: str, seed: int) -> None:
@@ -163,9 +167,9 @@ def show_vs_k(compute: str, accumulate: str, seed: int) -> None:
         st.caption(state.tr("ui.precision.vs_k_int8"))
 
 
-def show_histogram(kernel: str, shape: tuple, distribution: str, seed: int,
+def show_histogram(operation: str, shape: tuple, distribution: str, seed: int,
                    mine: tuple) -> None:
-    run_view.show(histogram(kernel, shape, distribution, seed, mine, state.language()),
+    run_view.show(histogram(operation, shape, distribution, seed, mine, state.language()),
                   key="histogram")
     st.caption(state.tr("ui.precision.hist_caption"))
 

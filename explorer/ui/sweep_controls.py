@@ -20,17 +20,11 @@ from explorer.core import Scenario
 from explorer.core.i18n import has, t
 from explorer.core.metrics import METRICS
 from explorer.core.sweep import CHIP, MAX_SCENARIOS, Knob, knobs
-from explorer.ui import decode_controls, gemm_controls, playground, state, widgets
+from explorer.ui import state, widgets
+from explorer.ui.kernel_pages import names as kernel_names, page_of
 from hardware_presets.errors import InputError
 
 PREFIX = "sw."  # session keys of this page's values
-KERNELS = ("vector_add", "gemm", "decode")
-#: kernel -> (session prefix of its page, that page's defaults beyond the kernel's)
-PAGES = {"vector_add": (playground.PREFIX, {}), "gemm": (gemm_controls.PREFIX, {}),
-         "decode": (decode_controls.PREFIX, decode_controls.UI_DEFAULTS)}
-LABELS = {"decode": "ui.decode.param"}  # catalogue prefix of a kernel's parameter labels
-FIRST = {"vector_add": ("n", "65536:4194304:*4"), "gemm": ("M", "512:4096:512"),
-         "decode": ("batch", "1:16:*2")}
 METRIC_CHOICES = tuple(m for m in METRICS if m != "bound")
 CHARTS, EXECUTORS = ("line", "heatmap"), ("local", "dask")
 NONE = ""
@@ -49,18 +43,19 @@ def value(name: str, default: object = None) -> object:
 # ---- the base scenario -------------------------------------------------------------------
 def _page_params(kernel: str) -> dict:
     """The kernel page's values found in this session (its defaults where it has some)."""
-    prefix, defaults = PAGES[kernel]
-    found = {s.name: st.session_state[prefix + s.name] for s in kernels.get(kernel).PARAMS
-             if prefix + s.name in st.session_state}
-    return {**defaults, **found}
+    page = page_of(kernel)
+    found = {} if page.prefix is None else {
+        s.name: st.session_state[page.prefix + s.name] for s in kernels.get(kernel).params
+        if page.prefix + s.name in st.session_state}
+    return {**page.defaults, **found}
 
 
 def base_scenario(kernel: str) -> tuple[Scenario, str]:
     """(the base scenario, message id saying where it came from)."""
     params = _page_params(kernel)
-    seed = int(st.session_state.get(playground.PREFIX + "seed", 0)) \
-        if kernel == "vector_add" else 0
-    source = "ui.sweep.base_page" if len(params) > len(PAGES[kernel][1]) else \
+    page = page_of(kernel)
+    seed = int(st.session_state.get(page.seed_key, 0)) if page.seed_key else 0
+    source = "ui.sweep.base_page" if len(params) > len(page.defaults) else \
         "ui.sweep.base_defaults"
     try:
         return Scenario.make(state.preset(), kernel, params, state.overrides(), seed), source
@@ -69,15 +64,18 @@ def base_scenario(kernel: str) -> tuple[Scenario, str]:
             "ui.sweep.base_invalid"
 
 
+def _first(kernel: str) -> tuple[str, str]:
+    """The sweep's first knob of a kernel and its values ("" = the knob's own default)."""
+    return page_of(kernel).first_knob or (NONE, "")
+
+
 # ---- labels and defaults of a knob -------------------------------------------------------
 def knob_label(kernel: str, name: str, lang: str) -> str:
     """``Tile (elements) (tile)``: the translated label, then the name as typed."""
     knob = knobs(kernel)[name]
     if knob.target == "overrides":
         return f"{t(knob.spec.label_id, lang)} ({name})"
-    prefix = "ui.gemm.param" if (kernel, name) == ("gemm", "block_dim") else \
-        LABELS.get(kernel, "ui.param")
-    msg_id = f"{prefix}.{name}.label"
+    msg_id = page_of(kernel).label_id(name)
     return f"{t(msg_id, lang)} ({name})" if has(msg_id, lang) else name
 
 
@@ -136,12 +134,12 @@ def take_url() -> list[InputError]:
     A link's values (``xv``, ``yv``) belong to the knob it names (``x``, ``y``)."""
     refused, found = [], state.take_url_params()
     for name, text in found.items():
-        options = {"kernel": KERNELS, "metric": METRIC_CHOICES, "chart": CHARTS}.get(name)
+        options = {"kernel": kernel_names(), "metric": METRIC_CHOICES, "chart": CHARTS}.get(name)
         if name not in URL_NAMES or (options and text not in options):
             refused.append(InputError(name, text, "one of " + ", ".join(options or URL_NAMES)))
         elif name in ("xv", "yv"):
-            kernel = found.get("kernel", value("kernel", KERNELS[0]))
-            knob = found.get(name[0]) or (FIRST[kernel][0] if name == "xv" else NONE)
+            kernel = found.get("kernel", value("kernel", kernel_names()[0]))
+            knob = found.get(name[0]) or (_first(kernel)[0] if name == "xv" else NONE)
             st.session_state[_values_key(name[0], kernel, knob)] = text
         else:
             st.session_state[key(name)] = text
@@ -159,7 +157,7 @@ def url_params(c: dict) -> dict:
 def _picker(c: dict, which: str, where, options: list[str]) -> str:
     """The knob of axis ``which`` ("x" or "y"; "" = no second axis)."""
     kernel, lang = c["kernel"], state.language()
-    first = FIRST[kernel][0] if which == "x" else NONE
+    first = _first(kernel)[0] if which == "x" else NONE
     if value(which) not in options:
         st.session_state[key(which)] = first
     return where.selectbox(
@@ -178,8 +176,8 @@ def _axis(c: dict, which: str, where, options: list[str]) -> None:
         return
     knob = knobs(kernel)[name]
     current = now(c["base"], knob)
-    fallback = FIRST[kernel][1] if (which, name) == ("x", FIRST[kernel][0]) else \
-        default_values(knob, current)
+    fallback = _first(kernel)[1] if (which, name) == ("x", _first(kernel)[0]) \
+        and _first(kernel)[1] else default_values(knob, current)
     c[which + "v"] = where.text_input(
         state.tr("ui.sweep.values", name=name), help=state.tr("ui.sweep.values_help"),
         **state.bound(_values_key(which, kernel, name), fallback, widget=key(which + "v")))
@@ -211,12 +209,12 @@ def _run_on(where) -> dict:
 def controls() -> dict:
     """Draw the controls; the page's choices as a dict (``base`` is a Scenario)."""
     top = st.columns([1, 2])
-    kernel = top[0].selectbox(state.tr("ui.sweep.kernel"), KERNELS,
-                              format_func=labeller("nav"),
+    kernel = top[0].selectbox(state.tr("ui.sweep.kernel"), kernel_names(),
+                              format_func=lambda k: page_of(k).title(state.language()),
                               help=state.tr("ui.sweep.kernel_help"),
-                              **state.bound(key("kernel"), KERNELS[0]))
+                              **state.bound(key("kernel"), kernel_names()[0]))
     base, source = base_scenario(kernel)
-    top[1].caption(state.tr(source, page=state.tr(f"nav.{kernel}"),
+    top[1].caption(state.tr(source, page=page_of(kernel).title(state.language()),
                             chip=base.chip().display_name))
     with top[1].expander(state.tr("ui.sweep.base_title")):
         st.code(base.to_toml(), language="toml")

@@ -105,7 +105,7 @@ def override_values(field: hp.FieldSpec) -> st.SearchStrategy:
 
 @functools.cache
 def _param_edit(kernel_name: str) -> st.SearchStrategy:
-    specs = getattr(kernels.KERNELS.get(kernel_name), "PARAMS", ())
+    specs = getattr(kernels.KERNELS.get(kernel_name), "params", ())
     unknown = st.tuples(texts().map(lambda k: ("params", k)), junk())
     if not specs:  # an unknown kernel: any parameter name is as good as another
         return unknown

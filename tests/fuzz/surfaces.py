@@ -90,7 +90,7 @@ def file_contents(draw) -> tuple[str, bytes]:
 @st.composite
 def _sweep_param(draw) -> str:
     knob = draw(st.one_of(st.sampled_from(sorted({s.name for k in kernels.KERNELS.values()
-                                                   for s in k.PARAMS})),
+                                                   for s in k.params})),
                           st.sampled_from(["chip." + f for f in hp.FIELDS]), texts()))
     number = st.sampled_from(EXTREME_NUMBERS + (1, 2, 16, 1e-300, 5e-324)).map(repr)
     values = draw(st.one_of(
@@ -229,7 +229,7 @@ def url_queries(draw) -> tuple[str, dict[str, str]]:
     """(page, query): the query string of a shared link, every value a text as Streamlit
     gives it, with page parameters, chip overrides (``chip.<field>``), preset and language."""
     page = draw(st.sampled_from(URL_PAGES))
-    specs = kernels.KERNELS[page].PARAMS
+    specs = kernels.KERNELS[page].params
     value = st.one_of(texts(), st.sampled_from(EXTREME_NUMBERS).map(str),
                       junk().map(str), st.integers(-5, 70_000).map(str))
     key = weighted((5, st.sampled_from([s.name for s in specs])),

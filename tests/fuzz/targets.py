@@ -93,7 +93,7 @@ def _url(payload: tuple[str, dict[str, str]]) -> str:
     """What a page does with its URL: each value parsed on its own (a bad one is shown and
     skipped), then the page's scenario from the values that were kept."""
     page, query = payload
-    specs = {s.name: s for s in KERNELS[page].PARAMS} | {"seed": widgets.SEED_SPEC}
+    specs = {s.name: s for s in KERNELS[page].params} | {"seed": widgets.SEED_SPEC}
     preset = query.get("preset", state.DEFAULT_PRESET)
     params, overrides, refused = {}, {}, 0
     for key, text in query.items():

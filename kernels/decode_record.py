@@ -1,0 +1,21 @@
+"""The decode kernel's record: one decode step's KV append and attention over a batch."""
+from __future__ import annotations
+
+from . import decode, decode_advice, decode_params as dp
+from .record import Advice, KernelRecord, Numerics
+
+RECORD = KernelRecord(
+    name=decode.NAME, title_key="nav.decode", params=decode.PARAMS, check=decode.check,
+    build=decode.build, seeded=decode.SEEDED, timing_only=decode.TIMING_ONLY_PARAMS,
+    numerics=Numerics(decode.make_inputs, decode.execute, decode.reference,
+                      decode.error_bound, decode.unit_roundoff, decode.output_elements),
+    precision=dp.out_dtype,
+    roofline_label=lambda p: ("ui.decode.roofline_point",
+                              {"impl": p["impl"], "group": dp.model_of(p).gqa_group}),
+    advice=Advice(double_buffer=("advisor.tip.buffer_num", {"buffer_num": 2}),
+                  tile_param="tile_tokens", buffer_use=decode_advice.buffer_use,
+                  rules=decode_advice.RULES),
+    explanation=("ui.decode.explain.step", "ui.decode.explain.tque", "ui.decode.explain.cube",
+                 "ui.decode.explain.split", "ui.decode.explain.append"),
+    extensions=("decode_step",),
+)
