@@ -22,8 +22,8 @@ import hardware_presets as hp
 from explorer.core.emulator.engine import run
 from explorer.core.scheduling import ceiling
 from explorer.core.tables import union_length
-from kernels import decode
-from kernels.program import Kind
+from kernels.decode import kernel as decode
+from kernels.common.program import Kind
 
 CORES = 24
 BATCHES = (16, 32, 64, 128)

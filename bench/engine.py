@@ -17,7 +17,7 @@ from explorer.core import Scenario, simulate
 from explorer.core.emulator.engine import execute, prepare, run
 from explorer.plots import (bandwidth_figure, load_balance_figure, pipe_ratio_figure,
                             timeline_figure, traffic_figure)
-from kernels import vector_add
+from kernels.vector_add import kernel as vector_add
 
 SIZES = (10_000, 100_000, 1_000_000)
 REFERENCE_MAX = 100_000  # the twin is too slow beyond this

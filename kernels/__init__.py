@@ -1,5 +1,5 @@
 """What runs on the emulator: kernels, each described by one ``KernelRecord``
-(``kernels.record``) that says everything the layers above ask about it: parameters,
+(``kernels.common.record``) that says everything the layers above ask about it: parameters,
 validation, program, numerics, advisor hints, report figures, gallery examples.
 
 ``KERNELS`` maps a name to its record; ``get(name)`` looks one up with a clear refusal.
@@ -10,16 +10,28 @@ sweeps, compare, reports, the advisor and the gallery.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import pkgutil
 from collections.abc import Iterator
 
 from hardware_presets.errors import InputError
 
-from .decode_record import RECORD as _DECODE
-from .gemm_record import RECORD as _GEMM
-from .record import KernelRecord
-from .vector_add_record import RECORD as _VECTOR_ADD
+from kernels.common.record import KernelRecord
 
-KERNELS: dict[str, KernelRecord] = {r.name: r for r in (_VECTOR_ADD, _GEMM, _DECODE)}
+
+def _discover() -> dict[str, KernelRecord]:
+    """Every sub-package of ``kernels`` that defines ``RECORD`` is a kernel: adding a
+    kernel is adding its folder (shared pieces such as ``common`` define no record)."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.ispkg:
+            record = getattr(importlib.import_module(f"{__name__}.{info.name}"), "RECORD", None)
+            if isinstance(record, KernelRecord):
+                found[record.name] = record
+    return found
+
+
+KERNELS: dict[str, KernelRecord] = _discover()
 
 
 def get(name: str) -> KernelRecord:

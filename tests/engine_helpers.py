@@ -17,7 +17,7 @@ from explorer.core.emulator.cost import GM_READ, GM_WRITE, Costs, compute_costs
 from explorer.core.emulator.engine import run
 from explorer.core.emulator.lowering import EPS_NS, TOL_BYTES
 from explorer.core.emulator.schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST, Schedule
-from kernels.program import Kind, Level, Pipe, Program, ProgramBuilder, VClass, lane_order
+from kernels.common.program import Kind, Level, Pipe, Program, ProgramBuilder, VClass, lane_order
 
 TINY_CHIP = Path(__file__).resolve().parent / "data" / "tiny_chip.toml"
 ENGINES = ("jit", "reference")

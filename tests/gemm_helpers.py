@@ -2,7 +2,7 @@
 (how many base tiles, K splits, K steps and L1 chunks a GEMM has), per-op totals of a
 built program, and where its GM reads were served from.
 
-The arithmetic here is written from the tiling's definition, not from kernels/gemm.py:
+The arithmetic here is written from the tiling's definition, not from kernels/gemm/kernel.py:
 C is cut into base_m x base_n tiles; K into Z splits of k_per_z (ceil(K / grid_z) rounded
 up to whole base_k steps, so Z may come out below grid_z); each split into base_k steps;
 and the steps of a split into L1 chunks of depth_k steps.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.emulator.schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
-from kernels.program import Level, Program
+from kernels.common.program import Level, Program
 
 
 def ceil_div(a: int, b: int) -> int:

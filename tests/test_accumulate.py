@@ -1,5 +1,5 @@
-"""Accumulation strategies (kernels/accumulate.py), the seed blog's "Kahan" routine, the
-error bounds, and the decode-attention math (kernels/attention_math.py).
+"""Accumulation strategies (kernels/common/accumulate.py), the seed blog's "Kahan" routine, the
+error bounds, and the decode-attention math (kernels/common/attention_math.py).
 
 Expectations are explicit scalar loops written here (np.float32 / np.float16 arithmetic,
 exact sums by math.fsum and fractions), hand-worked cases, and error bounds from the
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from hardware_presets import InputError
-from kernels import accumulate as ac
-from kernels import attention_math as am
+from kernels.common import accumulate as ac
+from kernels.common import attention_math as am
 
 F16, F32 = np.float16, np.float32
 

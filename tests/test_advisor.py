@@ -17,7 +17,7 @@ from explorer.core.advisor import BOUNDS, CHECKS, DEFAULT_THRESHOLDS, advise, cl
 from explorer.core.i18n import LANGUAGES, has
 from explorer.plots import report
 from tests.apptest_helpers import open_page, run, texts
-from kernels import gemm_advice
+from kernels.gemm import advice as gemm_advice
 
 #: gallery scenario -> a rule it must trigger (its lesson)
 EXPECTED_TIP = {"double_buffer_a": "advisor.tip.buffer_num",

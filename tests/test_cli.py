@@ -16,7 +16,7 @@ from explorer.core.emulator.engine import DeadlockError
 from explorer.core.i18n import t
 from explorer.core.metrics import METRICS
 from kernels import models
-from kernels import vector_add as va
+from kernels.vector_add import kernel as va
 from tests.waiting import DEADLINE_S
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

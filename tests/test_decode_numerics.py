@@ -1,4 +1,4 @@
-"""Decode attention in value (kernels/decode_numerics.py): the kernel protocol for every
+"""Decode attention in value (kernels/decode/numerics.py): the kernel protocol for every
 implementation x KV format x layout, the verified sample, poison past the end, and the
 draws shared with the program (decode_params.workload)."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import hardware_presets
-from kernels import decode_numerics as dn
-from kernels import decode_params as dp
-from kernels import online_attention as oa
-from kernels.precision import round_to
+from kernels.decode import numerics as dn
+from kernels.decode import params as dp
+from kernels.decode import online_attention as oa
+from kernels.common.precision import round_to
 
 SMALL = dict(model="custom", custom_layers=2, custom_q_heads=8, custom_kv_heads=2,
              custom_head_dim=32, custom_hidden=256, custom_params_B=0.01, batch=3,

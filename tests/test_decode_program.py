@@ -9,11 +9,14 @@ import pytest
 import hardware_presets as hp
 from explorer.core.emulator.engine import run
 from hardware_presets.errors import InputError
-from kernels import decode, decode_attention, decode_cube, kv_append
-from kernels.decode_params import model_of, workload
-from kernels.program import Kind, Level, Pipe
-from kernels.decode_params import schedule
-from kernels.scheduling import POLICIES, assign
+from kernels.decode import kernel as decode
+from kernels.decode import attention as decode_attention
+from kernels.decode import cube as decode_cube
+from kernels.decode import kv_append
+from kernels.decode.params import model_of, workload
+from kernels.common.program import Kind, Level, Pipe
+from kernels.decode.params import schedule
+from kernels.common.scheduling import POLICIES, assign
 from tests.engine_helpers import assert_twins, check_invariants
 
 B2 = hp.load("910B2")

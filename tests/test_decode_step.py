@@ -10,8 +10,8 @@ import hardware_presets as hp
 from explorer.core import Scenario
 from explorer.core.decode_step import linear_estimate, simulate_decode
 from explorer.core.emulator.engine import run
-from kernels import decode
-from kernels.decode_workload import kv_memory
+from kernels.decode import kernel as decode
+from kernels.decode.workload import kv_memory
 from kernels.models import load_model
 
 SMALL = {"model": "custom", "custom_layers": 4, "custom_q_heads": 8, "custom_kv_heads": 2,

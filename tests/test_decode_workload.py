@@ -1,4 +1,4 @@
-"""Decode workload (kernels.decode_workload): context-length distributions, contiguous and
+"""Decode workload (kernels.decode.workload): context-length distributions, contiguous and
 paged KV layouts, the KV memory calculator and the largest batch that fits HBM, checked
 against hardware_facts.md ("LLM shapes for decode scenarios")."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import hardware_presets as hp
 from hardware_presets.errors import InputError
-from kernels import decode_workload as dw
-from kernels.decode_workload import (ContiguousLayout, PagedLayout, context_lengths,
+from kernels.decode import workload as dw
+from kernels.decode.workload import (ContiguousLayout, PagedLayout, context_lengths,
                                      fragmentation, kv_memory, max_batch_that_fits)
 from kernels.models import KV_DTYPES, list_models, load_model
 

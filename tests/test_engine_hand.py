@@ -19,8 +19,8 @@ from explorer.core.emulator import engine as engine_module
 from explorer.core.emulator.engine import DeadlockError, run
 from explorer.core.emulator.schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from hardware_presets.errors import InputError
-from kernels.program import Level, Pipe, ProgramBuilder
-from kernels.tque import Stage, staged_loop
+from kernels.common.program import Level, Pipe, ProgramBuilder
+from kernels.common.tque import Stage, staged_loop
 
 pytestmark = pytest.mark.parametrize("engine", ENGINES)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.emulator.engine import run
-from kernels.program import Level, Pipe, ProgramBuilder
+from kernels.common.program import Level, Pipe, ProgramBuilder
 from tests.engine_helpers import ENGINES, QUEUED, tiny
 from tests.test_engine_hand import AIV0, read, span, write
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 
 import hardware_presets
-from kernels import vector_add
+from kernels.vector_add import kernel as vector_add
 from tests.engine_helpers import assert_twins, build_program, program_specs
 
 

@@ -1,4 +1,4 @@
-"""The GEMM program (kernels/gemm.py): bytes, instructions and flops per the tiling, L2
+"""The GEMM program (kernels/gemm/kernel.py): bytes, instructions and flops per the tiling, L2
 re-reads and the policies, random GEMMs on both engines. Refusals are in
 test_gemm_refusals.py; hand-worked timelines, split-K, twins and the big default in
 test_gemm_timeline.py (both reuse the helpers below).
@@ -21,10 +21,10 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from explorer.core.emulator.engine import run
-from kernels import gemm
-from kernels.gemm_grid import POLICIES
-from kernels.gemm_params import IN_BYTES, OUT_BYTES, b_tile_bytes
-from kernels.program import Kind, Level, Pipe
+from kernels.gemm import kernel as gemm
+from kernels.gemm.grid import POLICIES
+from kernels.gemm.params import IN_BYTES, OUT_BYTES, b_tile_bytes
+from kernels.common.program import Kind, Level, Pipe
 from tests.engine_helpers import assert_twins, check_invariants, tiny
 from tests.gemm_helpers import (bytes_of, col_widths, counts, gm_read_bytes, ids_of,
                                 mmad_flops, op_of, served_split, tiling)

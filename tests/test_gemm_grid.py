@@ -1,4 +1,4 @@
-"""The GEMM's 3-D task grid (kernels/gemm_grid.py) and the plan built on it (gemm.plan).
+"""The GEMM's 3-D task grid (kernels/gemm/grid.py) and the plan built on it (gemm.plan).
 
 Launches are 1-D: task i of the policy's walk runs on core slot i % block_dim in wave
 i // block_dim. These tests state each policy's walk independently (as nested loops, from
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kernels import gemm
+from kernels.gemm import kernel as gemm
 from explorer.core.emulator.engine import run
-from kernels.gemm_grid import BALANCES, POLICIES, task_grid
+from kernels.gemm.grid import BALANCES, POLICIES, task_grid
 from tests.gemm_helpers import ceil_div
 
 CHIP = hardware_presets.load("910B2")  # 24 cube cores; every tile drawn below fits it

@@ -1,4 +1,4 @@
-"""GEMM numerics (kernels/gemm_numerics.py, kernels/formats.py): rounding to the formats,
+"""GEMM numerics (kernels/gemm/numerics.py, kernels/common/formats.py): rounding to the formats,
 2-of-4 pruning, the verified block and inputs, execute against the float64 reference
 within the element-wise error bound, and the bound's honesty (it holds, and it is tight
 enough that a broken accumulation breaks it).
@@ -15,8 +15,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from kernels import gemm_numerics as gn
-from kernels.formats import round_fp32_bits
+from kernels.gemm import numerics as gn
+from kernels.common.formats import round_fp32_bits
 
 BF16 = ml_dtypes.bfloat16
 OUT_DTYPE = {"fp16": np.float16, "bf16": BF16, "fp32": np.float32, "int32": np.int32,

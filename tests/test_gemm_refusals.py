@@ -8,8 +8,8 @@ import pytest
 
 import hardware_presets
 from hardware_presets.errors import InputError
-from kernels import gemm
-from kernels.gemm_params import IN_BYTES
+from kernels.gemm import kernel as gemm
+from kernels.gemm.params import IN_BYTES
 from tests.test_gemm_build import B2, C310, C910, build
 
 

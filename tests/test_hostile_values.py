@@ -17,8 +17,8 @@ import pytest
 
 from explorer.core import Scenario, simulate
 from hardware_presets.errors import InputError, shorten
-from kernels import budget
-from kernels import sparse_data as sd
+from kernels.common import budget
+from kernels.sparse import data as sd
 
 HUGE = 10 ** 400
 #: (name, scenario dict, field the refusal names)

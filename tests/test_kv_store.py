@@ -1,4 +1,4 @@
-"""Physical KV-cache storage (kernels/kv_store.py): contiguous slabs and paged block pools
+"""Physical KV-cache storage (kernels/decode/kv_store.py): contiguous slabs and paged block pools
 on real arrays, poison past the end, the incremental append versus the torch.cat pattern,
 and K/V in each KV format."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from hardware_presets import InputError
-from kernels import kv_store as ks
-from kernels import online_attention as oa
-from kernels.decode_workload import ContiguousLayout, PagedLayout
+from kernels.decode import kv_store as ks
+from kernels.decode import online_attention as oa
+from kernels.decode.workload import ContiguousLayout, PagedLayout
 
 LENGTHS = (9, 4, 13, 1)
 SEQS, HEADS = (0, 1, 2, 2, 3), (0, 1, 0, 1, 1)

@@ -138,7 +138,7 @@ def test_walker_sees_the_project():
 
 PLANTED = {
     "hardware_presets/schema.py": "import numpy\nfrom kernels import program\n",
-    "kernels/gemm.py": "import numpy as np\n\ndef f():\n    import explorer.core.scenario\n",
+    "kernels/gemm/kernel.py": "import numpy as np\n\ndef f():\n    import explorer.core.scenario\n",
     "explorer/__init__.py": '"""pkg."""\n',
     "explorer/core/__init__.py": "",
     "explorer/core/metrics.py": "from ..plots import timeline\nimport plotly.graph_objects as go\n",
@@ -170,7 +170,7 @@ def test_checker_catches_planted_violations(tmp_path):
     flagged = {p.split(": ")[0] for p in problems}
     assert flagged == {
         "hardware_presets/schema.py:2",
-        "kernels/gemm.py:4",
+        "kernels/gemm/kernel.py:4",
         "explorer/core/metrics.py:1",
         "explorer/core/metrics.py:2",
         "explorer/core/report.py:1",
@@ -188,7 +188,8 @@ def test_checker_catches_planted_violations(tmp_path):
         ("explorer/core/emulator/engine.py", "from ..metrics import x", "explorer.core.metrics"),
         ("explorer/core/__init__.py", "from .scenario import simulate", "explorer.core.scenario"),
         ("explorer/core/__init__.py", "from .. import plots", "explorer.plots"),
-        ("kernels/gemm.py", "from .program import Op", "kernels.program"),
+        ("kernels/gemm/kernel.py", "from .grid import task_grid", "kernels.gemm.grid"),
+        ("kernels/gemm/kernel.py", "from ..common import tque", "kernels.common"),
     ],
 )
 def test_relative_imports_resolve(tmp_path, rel, source, expected):

@@ -12,7 +12,7 @@ from explorer.core import Scenario
 from explorer.core import multicard as mc
 from explorer.core.decode_step import simulate_decode
 from hardware_presets.errors import InputError
-from kernels.decode_params import model_of
+from kernels.decode.params import model_of
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,5 +1,5 @@
 """Tiled online-softmax decode attention, split-KV and its error bound
-(kernels/online_attention.py).
+(kernels/decode/online_attention.py).
 
 Exactness is checked in float64 against the one-pass reference; the fp32 kernel against a
 scalar loop written here (same order, np.float32 scalars) and against its error bound on
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kernels import attention_math as am
-from kernels import online_attention as oa
-from kernels.precision import quantize, round_to
+from kernels.common import attention_math as am
+from kernels.decode import online_attention as oa
+from kernels.common.precision import quantize, round_to
 
 F32 = np.float32
 
@@ -37,7 +37,7 @@ def test_spans_cover_the_range_in_pieces():
 
 def test_tree_sum_is_accumulates_pairwise_strategy():
     x = np.random.default_rng(1).standard_normal((3, 37)).astype(F32)
-    from kernels.accumulate import sum_sequence
+    from kernels.common.accumulate import sum_sequence
     np.testing.assert_array_equal(oa.tree_sum(x, axis=1), sum_sequence(x, "pairwise", axis=1))
     assert oa.tree_sum(x.astype(np.float64), axis=1).dtype == np.float64
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from explorer.plots import gemm as gp
-from kernels.gemm_grid import POLICIES, task_grid
+from kernels.gemm.grid import POLICIES, task_grid
 
 
 def heatmaps(fig):

@@ -12,7 +12,7 @@ import pytest
 
 from explorer.core import sparse_study as ss
 from explorer.plots import sparse as sp
-from kernels.sparse_data import synthetic
+from kernels.sparse.data import synthetic
 from tests.test_plots_decode import trace, values
 
 

@@ -217,7 +217,7 @@ def queued_timeline(extra_vector: bool = False) -> tuple[pd.DataFrame, float]:
     optionally an Add after the first arrival: 10 + 256 / 256 = 11 ns, [26.5, 37.5]."""
     from explorer.core.emulator.engine import run
     from explorer.core.tables import timeline_table
-    from kernels.program import Level, Pipe, ProgramBuilder
+    from kernels.common.program import Level, Pipe, ProgramBuilder
     from tests.engine_helpers import tiny
 
     b = ProgramBuilder("copies")

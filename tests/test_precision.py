@@ -1,4 +1,4 @@
-"""Formats library (kernels/precision.py): rounding to the float formats bit for bit
+"""Formats library (kernels/common/precision.py): rounding to the float formats bit for bit
 against numpy / ml_dtypes, the Format table against independent values, int8 / int4
 quantization (error within half a step for every scheme and granularity, the cases where
 one choice beats another) and which formats each chip's units take, with the refusals.
@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hardware_presets import PRECISION_BYTES, InputError, load
-from kernels import precision as pr
+from kernels.common import precision as pr
 
 BF16 = ml_dtypes.bfloat16
 NUMPY_DTYPE = {"fp16": np.float16, "fp32": np.float32, "bf16": BF16}

@@ -21,7 +21,7 @@ from explorer.core import precision_numerics as pn
 from explorer.core import precision_study as ps
 from explorer.plots import precision as pp
 from hardware_presets.errors import InputError
-from kernels import precision
+from kernels.common import precision
 
 C = ps.PrecisionConfig
 GEMM = (128, 128, 512)

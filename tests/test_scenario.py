@@ -16,7 +16,7 @@ from explorer.core import Scenario, simulate
 from explorer.core.scenario import NAME_MAX, SEED_MAX
 from explorer.core.simulate import remembered_check
 from hardware_presets.errors import InputError
-from kernels import vector_add as va
+from kernels.vector_add import kernel as va
 
 BYTES = {"fp16": 2, "fp32": 4, "bf16": 2, "int16": 2, "int32": 4}
 OVERRIDES = [{}, {"ub_KiB": 64}, {"ub_KiB": 256, "hbm_bandwidth_GBps": 1234.5},

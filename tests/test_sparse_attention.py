@@ -1,4 +1,4 @@
-"""Selection policies of kernels.sparse_attention: the count rule, what is always kept,
+"""Selection policies of kernels.sparse.policies: the count rule, what is always kept,
 Quest's bounds, H2O's causal accumulation, the random baseline and the byte formulas."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from hardware_presets.errors import InputError
-from kernels import sparse_attention as sa
+from kernels.sparse import policies as sa
 
 TOKEN_POLICIES = tuple(p for p in sa.POLICIES if p != "quest")
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from hardware_presets.errors import InputError
-from kernels import sparse_data as sd
-from kernels.sparse_attention import softmax
+from kernels.sparse import data as sd
+from kernels.sparse.policies import softmax
 
 SMALL = {"tokens": 256, "head_dim": 32, "kv_heads": 2, "group": 2, "past_queries": 4}
 

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.ui import sparse_view
 from hardware_presets.errors import InputError
-from kernels.sparse_data import MAX_FILE_BYTES, synthetic
+from kernels.sparse.data import MAX_FILE_BYTES, synthetic
 from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
 from tests.test_decode_page import metric
 

@@ -1,5 +1,5 @@
-"""Sparse attention on the emulator: the compression program (kernels/kv_compress.py),
-the per-step extras (kernels/sparse_select.py), attention over what a policy keeps, and
+"""Sparse attention on the emulator: the compression program (kernels/sparse/compress.py),
+the per-step extras (kernels/sparse/select.py), attention over what a policy keeps, and
 the memory / time / break-even model (explorer/core/sparse_step.py)."""
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from explorer.core import Scenario
 from explorer.core.emulator.engine import run
 from explorer.core.sparse_step import blog_claim, simulate_sparse
 from hardware_presets.errors import InputError
-from kernels import decode, kv_compress, sparse_select
-from kernels.decode_params import model_of, workload
-from kernels.program import Kind, VClass
-from kernels.sparse_attention import keep_count
+from kernels.decode import kernel as decode
+from kernels.sparse import compress as kv_compress
+from kernels.sparse import select as sparse_select
+from kernels.decode.params import model_of, workload
+from kernels.common.program import Kind, VClass
+from kernels.sparse.policies import keep_count
 from tests.engine_helpers import assert_twins, check_invariants
 
 B2 = hp.load("910B2")

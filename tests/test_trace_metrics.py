@@ -133,7 +133,7 @@ def queued_result():
     starts 0, 12.5, 25, 37.5 ns, issue ends 12.5 .. 50, arrivals 26.5, 39, 51.5, 64 ns."""
     from explorer.core.emulator.engine import run as run_engine
     from explorer.core.tables import timeline_table
-    from kernels.program import Level, Pipe, ProgramBuilder
+    from kernels.common.program import Level, Pipe, ProgramBuilder
     from tests.engine_helpers import tiny
 
     b = ProgramBuilder("copies")

@@ -10,7 +10,7 @@ import hardware_presets as hp
 from explorer.core import troubleshoot as ts
 from explorer.core.emulator.engine import DeadlockError, run
 from hardware_presets.errors import InputError
-from kernels import vector_add
+from kernels.vector_add import kernel as vector_add
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The vector_add kernel: numerics, program structure, scheduling effects and input checks.
 
-Expectations are computed here independently of kernels/vector_add.py: fp16 is the exact
+Expectations are computed here independently of kernels/vector_add/kernel.py: fp16 is the exact
 float64 sum rounded once to float16, fp32 the exact sum rounded once to float32, bf16 an
 fp32 add followed by a bfloat16 rounding (the Cast -> Add -> Cast path), integers exact.
 """
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import hardware_presets as hp
 from explorer.core import Scenario, simulate
 from hardware_presets.errors import InputError
-from kernels import vector_add as va
-from kernels.program import Kind, Level, Pipe
+from kernels.vector_add import kernel as va
+from kernels.common.program import Kind, Level, Pipe
 
 B2 = hp.load("910B2")
 STORAGE = {"fp16": np.float16, "fp32": np.float32, "bf16": ml_dtypes.bfloat16,

@@ -23,7 +23,7 @@ import pandas as pd
 
 import kernels
 from hardware_presets.errors import InputError
-from kernels.record import percent as pct
+from kernels.common.record import percent as pct
 
 from .i18n import t
 from .metrics import compute_bound_ns
@@ -110,7 +110,7 @@ def buffer_occupancy(result) -> tuple[str, float] | None:
     return use(result.chip, result.params) if use else None
 
 
-def _advice(result) -> kernels.record.Advice:
+def _advice(result) -> kernels.common.record.Advice:
     return kernels.get(result.scenario.kernel).advice
 
 

@@ -12,10 +12,11 @@ emulator runs them on the chip given, so they take a few seconds in all.
 from __future__ import annotations
 
 import hardware_presets as hp
-from kernels import gemm_params, kv_append
-from kernels.decode_workload import max_batch_that_fits
+from kernels.gemm import params as gemm_params
+from kernels.decode import kv_append
+from kernels.decode.workload import max_batch_that_fits
 from kernels.models import load_model
-from kernels.scheduling import graham_bound
+from kernels.common.scheduling import graham_bound
 
 from . import multicard, scheduling
 from .claims_data import BLOG, BLOG_MODEL, GB, QUOTES, REFERENCES, SECTIONS, Card, Figure

@@ -1,7 +1,7 @@
 """One decode step of a whole model from one emulated layer.
 
 ``simulate_decode(scenario)`` emulates one layer (KV append, kernel boundary, attention;
-`kernels.decode`) and builds the step from it:
+`kernels.decode.kernel`) and builds the step from it:
 
     step = layers x (append + attention)   emulated, one layer replicated
          + linear layers                   ESTIMATED: max(weight bytes / HBM bandwidth,
@@ -22,10 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernels import decode, kv_append
-from kernels.decode_numerics import verified_pairs
-from kernels.decode_params import cube_buffers, model_of, vector_ub_bytes
-from kernels.decode_workload import max_batch_that_fits
+from kernels.decode import kernel as decode
+
+from kernels.decode import kv_append
+from kernels.decode.numerics import verified_pairs
+from kernels.decode.params import cube_buffers, model_of, vector_ub_bytes
+from kernels.decode.workload import max_batch_that_fits
 from kernels.models import ModelShape
 
 from .scenario import Scenario

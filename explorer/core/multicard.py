@@ -34,7 +34,7 @@ import pandas as pd
 
 import kernels
 from hardware_presets.errors import InputError
-from kernels.decode_params import CUSTOM, model_of
+from kernels.decode.params import CUSTOM, model_of
 
 from .decode_step import DecodeStep, simulate_decode
 from .scenario import Scenario

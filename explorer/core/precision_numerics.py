@@ -24,8 +24,10 @@ import numpy as np
 import pandas as pd
 
 from hardware_presets.errors import InputError
-from kernels import accumulate, attention_math, precision
-from kernels.gemm_params import default_base_k
+from kernels.common import accumulate
+from kernels.common import attention_math
+from kernels.common import precision
+from kernels.gemm.params import default_base_k
 
 #: the operations the study measures (not kernels of the emulator's registry)
 OPERATIONS = ("gemm", "attention_score", "kv_storage")

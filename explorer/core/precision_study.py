@@ -26,7 +26,7 @@ import pandas as pd
 
 import hardware_presets as hp
 from hardware_presets.errors import InputError
-from kernels import precision
+from kernels.common import precision
 
 from .precision_numerics import (ATTENTION_OUTPUT, COMPUTE_FORMATS, DEFAULT_KS, DISTRIBUTIONS,
                                  ERROR_BLOCK, FAMILIES, GRANULARITIES, INT_FORMATS, LIMITS,

@@ -1,6 +1,6 @@
 """Load balance: task lists, the policies' plans, their metrics, and the emulated check.
 
-The policies themselves are pure functions in `kernels.scheduling` (kernels call them in
+The policies themselves are pure functions in `kernels.common.scheduling` (kernels call them in
 ``build``); this module gives them a workload and measures them:
 
 * `TaskList`: tasks with estimated costs (cycles, from the cost model's formulas), the
@@ -8,7 +8,7 @@ The policies themselves are pure functions in `kernels.scheduling` (kernels call
   distribution, or `kernel_tasks` of a decode scenario (its attention tasks).
 * `plan(tasks, cores, policy, ...)`: the assignment, predicted core loads, `Balance`
   metrics and per-sequence completion; `split=True` first cuts long tasks
-  (`kernels.scheduling.split_costs`, the synthetic form of split-KV).
+  (`kernels.common.scheduling.split_costs`, the synthetic form of split-KV).
 * `compare` (every policy, with and without splitting) and `sweep_batches`.
 * `emulated_balance(result, cores, largest)`: the same metrics measured on an emulated
   run (`emulated_loads`: each core's busy time, SyncAll waits excluded).
@@ -25,10 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kernels import decode, decode_attention, decode_cube
-from kernels.decode_params import cube_cores, schedule, vector_cores
-from kernels.decode_workload import context_lengths, parse_lengths
-from kernels.scheduling import (POLICIES, assign, check_tasks, core_order, loads,
+from kernels.decode import kernel as decode
+
+from kernels.decode import attention as decode_attention
+
+from kernels.decode import cube as decode_cube
+from kernels.decode.params import cube_cores, schedule, vector_cores
+from kernels.decode.workload import context_lengths, parse_lengths
+from kernels.common.scheduling import (POLICIES, assign, check_tasks, core_order, loads,
                                 split_costs)
 
 from .scenario import Scenario

@@ -9,7 +9,7 @@ policies, the compression itself (phases = "compress"). Then:
     break-even     = layers x compression / (dense step - sparse step)  [steps]
 
 (a compression pays for itself once it serves that many steps). KV bytes before and
-after come from `kernels.sparse_attention.footprint` per sequence and layer: kept rows plus
+after come from `kernels.sparse.policies.footprint` per sequence and layer: kept rows plus
 an int32 index per kept token (evicting policies), nothing extra (streaming), or the
 whole cache plus per-page min/max keys (Quest); per-token int8 scales are not counted.
 """
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernels.kv_compress import COMPRESSING
+from kernels.sparse.compress import COMPRESSING
 from kernels.models import kv_format
-from kernels.sparse_attention import Footprint, footprint
-from kernels.sparse_select import attention_tokens
+from kernels.sparse.policies import Footprint, footprint
+from kernels.sparse.select import attention_tokens
 
 from .decode_step import DecodeStep, simulate_decode
 from .scenario import Scenario

@@ -1,6 +1,6 @@
 """How much attention each KV-compression policy loses, measured on real arrays.
 
-For every policy, keep ratio and KV head, the kept tokens (``kernels.sparse_attention``)
+For every policy, keep ratio and KV head, the kept tokens (``kernels.sparse.policies``)
 are compared with dense float64 attention of the head's group of query heads,
 scores = q k^T / sqrt(d), p = softmax(scores), o = p v:
 
@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from hardware_presets.errors import InputError
-from kernels.sparse_attention import (POLICIES, budget, keep_count, pick, softmax,
+from kernels.sparse.policies import (POLICIES, budget, keep_count, pick, softmax,
                                       token_scores)
-from kernels.sparse_data import SparseInputs
+from kernels.sparse.data import SparseInputs
 
 METRICS = ("mass_recall", "output_error", "topk_overlap")
 DEFAULT_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
@@ -64,7 +64,7 @@ def head_metrics(scores, probs, out, v, kept: np.ndarray) -> dict[str, float]:
 def _check(data: SparseInputs, policies, keep_ratios, sinks, window, page_size) -> None:
     """Refuse every bad choice before any work: names, ratios, budgets, windows."""
     if not isinstance(data, SparseInputs):
-        raise InputError("data", type(data).__name__, "SparseInputs (kernels.sparse_data)")
+        raise InputError("data", type(data).__name__, "SparseInputs (kernels.sparse.data)")
     if not policies or not keep_ratios or len(keep_ratios) > MAX_RATIOS:
         raise InputError("policies and keep_ratios", (len(policies), len(keep_ratios)),
                          f"at least one policy and 1 to {MAX_RATIOS} keep ratios")

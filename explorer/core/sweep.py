@@ -27,7 +27,7 @@ import tomli_w
 import kernels
 from hardware_presets import FIELDS, FieldSpec
 from hardware_presets.errors import InputError
-from kernels.params import ParamSpec
+from kernels.common.params import ParamSpec
 
 from .metrics import METRICS
 from .scenario import Scenario

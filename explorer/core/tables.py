@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from hardware_presets import Chip
-from kernels.program import LANE_NAMES, N_PIPES, Kind, Level, Program
+from kernels.common.program import LANE_NAMES, N_PIPES, Kind, Level, Program
 
 from .emulator.schedule import SERVED_HBM, SERVED_L2, SERVED_NAMES, Schedule
 

@@ -14,7 +14,7 @@ import heapq
 
 import numpy as np
 
-from kernels.program import LANE_NAMES
+from kernels.common.program import LANE_NAMES
 
 #: thread order inside a core's process, as Ascend's simulator shows lanes
 LANE_ORDER = ("CUBE", "VECTOR", "SCALAR", "MTE1", "MTE2", "MTE3", "FIXP")

@@ -7,7 +7,7 @@ thousands of tasks draw in a blink; beyond ``MAX_CELLS`` per layer only the top-
 corner is drawn (the policy's pattern repeats) and the title says so. Tasks of the last,
 partly filled wave are marked, because that tail is where cores sit idle.
 
-Pure functions of a ``kernels.gemm_grid.TaskGrid`` (and the panel size); no streamlit.
+Pure functions of a ``kernels.gemm.grid.TaskGrid`` (and the panel size); no streamlit.
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from explorer.plots.roofline import roofline_figure
 from explorer.plots.style import format_bytes
 from explorer.plots.timeline import timeline_figure
 from hardware_presets import FIELDS
-from kernels import gemm
+from kernels.gemm import kernel as gemm
 
 #: chip fields a report lists (labels from the chip_fields catalogue)
 CHIP_FIELDS = ("ai_cores", "vector_cores", "clock_MHz", "hbm_GiB", "hbm_bandwidth_GBps",

@@ -20,9 +20,10 @@ from explorer.ui import errors, state, widgets
 from explorer.ui.decode_controls import labels
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels import decode_params as dp, decode_workload as wl
+from kernels.decode import params as dp
+from kernels.decode import workload as wl
 from kernels.models import load_model
-from kernels.params import ParamSpec
+from kernels.common.params import ParamSpec
 
 SOURCES = ("synthetic", "decode")
 _SHARED = {s.name: s for s in dp.PARAMS}

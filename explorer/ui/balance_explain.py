@@ -19,7 +19,7 @@ from explorer.ui import state
 from explorer.ui.balance_view import METRICS
 from explorer.ui.gemm_explain import literal
 from hardware_presets import Chip
-from kernels.scheduling import graham_bound
+from kernels.common.scheduling import graham_bound
 
 #: the blog's claim (seed section 6), quoted
 BLOG_BEFORE, BLOG_AFTER, BLOG_P99_CUT, BLOG_COMM_COST = 0.65, 0.92, 0.47, 100

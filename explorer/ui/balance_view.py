@@ -23,7 +23,8 @@ from explorer.plots import balance as bp
 from explorer.ui import run_view, state
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels import decode, decode_params as dp
+from kernels.decode import kernel as decode
+from kernels.decode import params as dp
 
 SEED = 0  # lengths are drawn from it, as the decode page does
 #: five emulated attention runs per workload: each must stay small

@@ -1,4 +1,4 @@
-"""Controls of the "KV cache and decode" page, generated from ``kernels.decode_params.PARAMS``.
+"""Controls of the "KV cache and decode" page, generated from ``kernels.decode.params.PARAMS``.
 
 Three groups, as a serving engineer meets them: the workload (model or a custom shape,
 batch, context lengths, KV and weight precisions), the cache (layout, block size, how
@@ -24,9 +24,9 @@ from explorer.ui.page_params import PageParams
 from explorer.ui import errors, state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels import decode_params as dp
+from kernels.decode import params as dp
 from kernels.models import load_model
-from kernels.params import ParamSpec
+from kernels.common.params import ParamSpec
 
 SPECS = {spec.name: spec for spec in (*dp.PARAMS, widgets.SEED_SPEC)}
 PAGE_PHASES = ("both", "append", "attention")  # compression belongs to the sparse page

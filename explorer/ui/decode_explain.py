@@ -18,7 +18,7 @@ from explorer.plots.style import format_bytes
 from explorer.ui import state
 from explorer.ui.gemm_explain import literal
 from hardware_presets import Chip
-from kernels import decode_params as dp
+from kernels.decode import params as dp
 from kernels.models import load_model
 
 #: the blog's claim (seed section 3.1), quoted; everything else is computed from presets

@@ -21,8 +21,9 @@ from explorer.plots.style import format_bytes
 from explorer.ui import run_view, state
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels import decode, decode_params as dp
-from kernels.decode_workload import fragmentation, kv_memory, max_batch_that_fits
+from kernels.decode import kernel as decode
+from kernels.decode import params as dp
+from kernels.decode.workload import fragmentation, kv_memory, max_batch_that_fits
 
 #: the page refuses bigger layer programs: the emulator and the tables would take seconds
 UI_MAX_INSTRUCTIONS = 1_000_000

@@ -1,4 +1,4 @@
-"""Controls of the GEMM page, generated from ``kernels.gemm_params.PARAMS``.
+"""Controls of the GEMM page, generated from ``kernels.gemm.params.PARAMS``.
 
 Three groups, as an Ascend C author meets them: the problem (shape, precisions, bias,
 sparsity), the tiling (``TCubeTiling``: base tile, K depth in L1, buffer counts) with the
@@ -22,7 +22,7 @@ from explorer.ui.page_params import PageParams
 from explorer.ui import state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels import gemm_params as gp
+from kernels.gemm import params as gp
 
 SPECS = {spec.name: spec for spec in (*gp.PARAMS, widgets.SEED_SPEC)}
 PREFIX = "gm."  # session keys of this page's values: gm.M, gm.base_k, ...

@@ -12,7 +12,7 @@ import streamlit as st
 from explorer.plots.roofline import ridge_intensity
 from explorer.ui import gemm_controls, state
 from hardware_presets import Chip
-from kernels import gemm_params as gp
+from kernels.gemm import params as gp
 
 
 def literal(msg_id: str) -> str:

@@ -19,7 +19,7 @@ from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
 from explorer.plots import gemm as gemm_plots
 from explorer.ui import gemm_controls, run_view, state
-from kernels import gemm
+from kernels.gemm import kernel as gemm
 
 METRIC_ROWS = (("makespan_us", "achieved_tflops", "aic_cube_ratio", "bound"),
                ("mte2_ratio", "mte1_ratio", "fixpipe_ratio", "l2_hit_rate"),

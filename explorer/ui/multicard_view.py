@@ -18,9 +18,9 @@ from explorer.core.decode_step import DecodeStep, simulate_decode
 from explorer.plots import multicard as plots
 from explorer.ui import errors, state, widgets
 from hardware_presets.errors import InputError
-from kernels.decode_params import model_of
+from kernels.decode.params import model_of
 from kernels.models import list_models
-from kernels.params import ParamSpec
+from kernels.common.params import ParamSpec
 
 PREFIX = "mc."
 LABELS = "ui.mc.param"

@@ -10,7 +10,7 @@ import streamlit as st
 
 from explorer.ui import widgets
 from hardware_presets.errors import InputError
-from kernels.params import ParamSpec
+from kernels.common.params import ParamSpec
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Controls of the vector-add playground, generated from ``kernels.vector_add.PARAMS``.
+"""Controls of the vector-add playground, generated from ``kernels.vector_add.kernel.PARAMS``.
 
 The chip decides what is valid: block_dim runs over the chip's vector cores, and the tile
 list stops at the largest tile whose 3 queues x BUFFER_NUM slots fit the chip's UB (so a
@@ -21,7 +21,7 @@ from explorer.core.scenario import SEED_MAX
 from explorer.ui import errors, state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels import vector_add
+from kernels.vector_add import kernel as vector_add
 
 SPECS = {spec.name: spec for spec in vector_add.PARAMS}
 PREFIX = "va."  # session keys of this page's values: va.n, va.tile, ...

@@ -22,9 +22,9 @@ from explorer.core.i18n import t
 from explorer.ui.page_params import PageParams
 from explorer.ui import state, widgets
 from hardware_presets import Chip
-from kernels.accumulate import STRATEGIES
-from kernels.params import ParamSpec
-from kernels.precision import chip_formats
+from kernels.common.accumulate import STRATEGIES
+from kernels.common.params import ParamSpec
+from kernels.common.precision import chip_formats
 
 PREFIX = "pr."
 _LIM = {name: (lo, hi) for fam in ps.LIMITS.values() for name, lo, hi in fam}

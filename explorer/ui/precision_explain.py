@@ -14,7 +14,7 @@ import streamlit as st
 from explorer.core import precision_study as ps
 from explorer.plots import precision as pp
 from explorer.ui import run_view, state
-from kernels.precision import format_of
+from kernels.common.precision import format_of
 
 #: the stored operand (B or K/V) of each operation family, as a message id
 OPERAND_IDS = {"gemm": "ui.precision.map.operand_gemm",

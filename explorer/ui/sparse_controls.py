@@ -6,7 +6,7 @@ dump).
 
 Parameters are ``ParamSpec``s, so URL values, widgets and refusals work as on the other
 kernel pages; the decode kernel's own specs (and labels) serve the workload and the
-policy's numbers. The synthetic knobs are ``kernels.sparse_data.Structure``'s fields with
+policy's numbers. The synthetic knobs are ``kernels.sparse.data.Structure``'s fields with
 its ranges, a few capped lower so that the page answers in seconds. The page starts small
 (Llama 3 8B, 8 sequences of 4K tokens; 1,024 synthetic tokens) so it answers at once.
 """
@@ -23,10 +23,12 @@ from explorer.ui import errors, state, widgets
 from explorer.ui.decode_controls import labels
 from explorer.ui.page_params import PageParams
 from hardware_presets.errors import InputError
-from kernels import decode_params as dp, decode_workload as wl, sparse_data as sd
+from kernels.decode import params as dp
+from kernels.decode import workload as wl
+from kernels.sparse import data as sd
 from kernels.models import load_model
-from kernels.params import ParamSpec
-from kernels.sparse_attention import POLICIES
+from kernels.common.params import ParamSpec
+from kernels.sparse.policies import POLICIES
 
 SOURCES = ("synthetic", "upload")
 _DECODE = {s.name: s for s in dp.PARAMS}

@@ -23,9 +23,10 @@ from explorer.ui import decode_view, run_view, state
 from explorer.ui import sparse_controls as controls
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels import decode, sparse_data as sd
-from kernels.kv_compress import COMPRESSING
-from kernels.sparse_attention import POLICIES, budget
+from kernels.decode import kernel as decode
+from kernels.sparse import data as sd
+from kernels.sparse.compress import COMPRESSING
+from kernels.sparse.policies import POLICIES, budget
 
 SEED = 0  # synthetic inputs, the random policy and the decode lengths are drawn from it
 #: keep ratios of the accuracy curves (the chosen one is added)

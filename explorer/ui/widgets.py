@@ -19,7 +19,7 @@ from explorer.core.i18n import LANGUAGES, has, t
 from explorer.ui import errors, state
 from hardware_presets import FieldSpec
 from hardware_presets.errors import InputError
-from kernels.params import ParamSpec
+from kernels.common.params import ParamSpec
 
 def upload_limit_mb(limit_bytes: int) -> int:
     """A page's own byte cap as a file uploader's ``max_upload_size`` (whole MiB, at least

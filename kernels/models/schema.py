@@ -64,8 +64,8 @@ class KVFormat:
     name: str
     element_bytes: int
     scales: str  # "" (float format), "token", "head" or "channel"
-    granularity: str  # the matching kernels.attention_math.stored_kv granularity ("" for floats)
-    storage: str  # the kernels.precision format name of the elements ("fp16", "int8", ...)
+    granularity: str  # the matching kernels.common.attention_math.stored_kv granularity ("" for floats)
+    storage: str  # the kernels.common.precision format name of the elements ("fp16", "int8", ...)
 
 
 KV_FORMATS: dict[str, KVFormat] = {f.name: f for f in (

@@ -81,7 +81,7 @@ def _range_values(kind: type, lo: float, hi: float, default: object) -> st.Searc
 
 
 @functools.cache
-def param_values(spec: kernels.params.ParamSpec) -> st.SearchStrategy:
+def param_values(spec: kernels.common.params.ParamSpec) -> st.SearchStrategy:
     """A value for one kernel parameter: mostly well-formed, else extreme or wrong-typed."""
     if spec.choices is not None:
         good = st.sampled_from(spec.choices)

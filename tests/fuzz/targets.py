@@ -21,7 +21,8 @@ from explorer.core.emulator.engine import DeadlockError
 from explorer.ui import state, widgets
 from hardware_presets import load as load_chip
 from hardware_presets.errors import InputError
-from kernels import KERNELS, sparse_data
+from kernels import KERNELS
+from kernels.sparse import data as sparse_data
 
 from .strategies import ROOT, SMALL
 

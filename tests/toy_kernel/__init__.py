@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from hardware_presets.errors import InputError
-from kernels.params import ParamSpec, validate_params
-from kernels.program import Level, Pipe, ProgramBuilder
-from kernels.record import Advice, KernelRecord, Numerics
-from kernels.tque import Stage, staged_loop
+from kernels.common.params import ParamSpec, validate_params
+from kernels.common.program import Level, Pipe, ProgramBuilder
+from kernels.common.record import Advice, KernelRecord, Numerics
+from kernels.common.tque import Stage, staged_loop
 
 NAME = "toy_scale"
 HERE = Path(__file__).parent

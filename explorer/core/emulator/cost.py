@@ -15,9 +15,9 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels.cycles import mmad_cycles, vector_cycles
+from kernels.common.cycles import mmad_cycles, vector_cycles
 from hardware_presets.fields import DMA_PATHS
-from kernels.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program
+from kernels.common.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program
 
 GM_NONE, GM_READ, GM_WRITE = 0, 1, 2
 POOL_HBM, POOL_L2 = 0, 1
@@ -72,7 +72,7 @@ def compute_costs(program: Program, chip: Chip) -> Costs:
 
 
 def _mmad_cycles(c: dict, chip: Chip) -> np.ndarray:
-    """Cube issue model (kernels.cycles.mmad_cycles) for the MMAD instructions."""
+    """Cube issue model (kernels.common.cycles.mmad_cycles) for the MMAD instructions."""
     is_mmad = c["kind"] == Kind.MMAD
     if not is_mmad.any():
         return 0.0
@@ -87,7 +87,7 @@ def _mmad_cycles(c: dict, chip: Chip) -> np.ndarray:
 
 
 def _vector_cycles(c: dict, chip: Chip) -> np.ndarray:
-    """Vector instructions (kernels.cycles.vector_cycles): fixed issue cost + 256-byte
+    """Vector instructions (kernels.common.cycles.vector_cycles): fixed issue cost + 256-byte
     repeats (simple ops), a fixed element rate for transcendental ops (perf-tables), or
     several cycles per repeat for sorts (msKPP estimate)."""
     is_vec = c["kind"] == Kind.VECTOR

@@ -9,8 +9,8 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels.budget import default_instruction_cap, instruction_limit_text
-from kernels.program import Program
+from kernels.common.budget import default_instruction_cap, instruction_limit_text
+from kernels.common.program import Program
 
 from . import _jit
 from .cost import GM_NONE, compute_costs

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets import Chip
-from kernels.program import N_PIPES, Program, lane_order
+from kernels.common.program import N_PIPES, Program, lane_order
 
 from .cost import GM_NONE, GM_READ, POOL_HBM, POOL_L2, Costs
 

@@ -17,7 +17,7 @@ import numpy as np
 
 import hardware_presets
 import kernels
-from kernels.params import validate_params
+from kernels.common.params import validate_params
 
 from ..emulator.engine import run
 from ..metrics import compute_metrics

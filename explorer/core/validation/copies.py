@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from hardware_presets import Chip
-from kernels.program import Level, Pipe, Program, ProgramBuilder
+from kernels.common.program import Level, Pipe, Program, ProgramBuilder
 
 from ..emulator.engine import run
 

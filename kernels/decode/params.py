@@ -1,0 +1,266 @@
+"""Parameters of the decode step (KV append + decode attention), the buffer plans that
+decide tile sizes, and the capacity checks that refuse what UB, L1 or L0 cannot hold.
+
+The workload part (model, batch, lengths, KV dtype, layout) is `decode_workload`'s; this
+module adds the kernel's choices and resolves every "auto" (0) to a number, so a checked
+parameter dict says exactly what the program and the numerics do:
+
+* ``tile_tokens``: tokens of one cache tile moved through UB (vector) or L1 (cube);
+  paged layouts use a divisor of ``block_size`` so a tile never straddles two blocks.
+* ``heads_per_pass``: KV heads one vector task processes together, from UB capacity
+  (`vector_ub_bytes`; the blog's ``heads_per_block`` counted one token's K and V only).
+* ``split_tokens``: split-KV chunk length (flash-decoding), a multiple of tile_tokens.
+* ``block_dim``: cores used (vector cores for vector work, cube cores for the cube).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hardware_presets import Chip
+from hardware_presets.errors import InputError
+
+from kernels.decode import workload as wl
+from kernels.models import ModelShape, kv_format, list_models, load_model, model_from_dict
+from kernels.common.params import ParamSpec, validate_params
+from kernels.common.scheduling import POLICIES
+from kernels.sparse.policies import POLICIES as SPARSE_POLICIES
+
+IMPLS = ("vector", "cube_vector", "split_kv")
+APPENDS = ("incremental", "concat")
+PHASES = ("both", "append", "attention", "compress")
+SPARSE = ("none",) + SPARSE_POLICIES
+CUSTOM = "custom"
+FP32 = 4
+CUBE_M0 = 16  # the cube's fractal: query rows are padded to 16
+CUSTOM_FIELDS = ("layers", "q_heads", "kv_heads", "head_dim", "hidden", "params_B")
+_CUSTOM_DEFAULTS = {"layers": 32, "q_heads": 32, "kv_heads": 8, "head_dim": 128,
+                    "hidden": 4096, "params_B": 8.0}
+
+
+def _workload_specs() -> tuple[ParamSpec, ...]:
+    """decode_workload's specs, with "custom" added to the model choices."""
+    return tuple(ParamSpec("model", str, s.default, choices=list_models() + (CUSTOM,))
+                 if s.name == "model" else s for s in wl.PARAMS)
+
+
+PARAMS: tuple[ParamSpec, ...] = _workload_specs() + (
+    ParamSpec("custom_layers", int, 32, 1, 1000, unit="layers"),
+    ParamSpec("custom_q_heads", int, 32, 1, 1024, unit="heads"),
+    ParamSpec("custom_kv_heads", int, 8, 1, 1024, unit="heads"),
+    ParamSpec("custom_head_dim", int, 128, 8, 1024, unit="elements"),
+    ParamSpec("custom_hidden", int, 4096, 128, 262_144, unit="elements"),
+    ParamSpec("custom_params_B", float, 8.0, 0.001, 10_000, unit="billion parameters"),
+    ParamSpec("impl", str, "vector", choices=IMPLS),
+    ParamSpec("append", str, "incremental", choices=APPENDS),
+    ParamSpec("phases", str, "both", choices=PHASES),
+    ParamSpec("policy", str, "static", choices=POLICIES),
+    ParamSpec("inter_core_cost", float, 0.0, 0.0, 1e6, unit="cycles per task off core 0"),
+    ParamSpec("buffer_num", int, 2, choices=(1, 2)),
+    ParamSpec("block_dim", int, 0, 0, 256, unit="cores (0 = all)"),
+    ParamSpec("tile_tokens", int, 0, 0, 4096, unit="tokens (0 = auto)"),
+    ParamSpec("heads_per_pass", int, 0, 0, 1024, unit="KV heads (0 = auto)"),
+    ParamSpec("split_tokens", int, 0, 0, wl.MAX_LEN, unit="tokens (0 = auto)"),
+    ParamSpec("allow_overcommit", bool, False),
+    ParamSpec("sparse", str, "none", choices=SPARSE),
+    ParamSpec("keep_ratio", float, 0.3, 0.001, 1.0),
+    ParamSpec("sinks", int, 2, 0, 1 << 20, unit="tokens"),
+    ParamSpec("window", int, 16, 0, 1 << 20, unit="tokens"),
+    ParamSpec("page_size", int, 16, 1, 4096, unit="tokens (Quest)"),
+    ParamSpec("compress_every", int, 64, 1, 1 << 20, unit="decode steps"),
+)
+
+
+def model_of(p: dict) -> ModelShape:
+    """The model of checked parameters: a shipped preset, or the custom_* shape."""
+    if p["model"] != CUSTOM:
+        return load_model(p["model"])
+    shape = {k: p.get(f"custom_{k}", _CUSTOM_DEFAULTS[k]) for k in CUSTOM_FIELDS}
+    return model_from_dict(shape, origin="params.custom")
+
+
+def out_dtype(p: dict) -> str:
+    """Dtype of q and of the attention output: bf16 with a bf16 cache, else fp16."""
+    return "bf16" if p["kv_dtype"] == "bf16" else "fp16"
+
+
+def kv_bytes(p: dict) -> int:
+    """Bytes of one stored K or V element (int8 codes: 1)."""
+    return kv_format(p["kv_dtype"]).element_bytes
+
+
+def token_scale_bytes(p: dict) -> int:
+    """Per-token scale bytes per (head, K|V) stored next to the codes (int8_token: 4)."""
+    return FP32 if kv_format(p["kv_dtype"]).scales == "token" else 0
+
+
+def vector_cores(chip: Chip, p: dict) -> int:
+    """Vector cores the vector phases use (block_dim, or all)."""
+    return p["block_dim"] or len(chip.vector_core_ids())
+
+
+def cube_cores(chip: Chip, p: dict) -> int:
+    """Cube cores the cube+vector attention uses (block_dim, or all); each is paired with
+    the vector core(s) of its group."""
+    return min(p["block_dim"] or chip.ai_cores, chip.ai_cores)
+
+
+def schedule(chip: Chip, p: dict, n_cores: int) -> dict:
+    """Keyword arguments of `scheduling.assign` for these parameters: the policy, the
+    blog's inter-core cost, the chip's cluster size, and the dynamic queue's predicted
+    cost of taking a task (a GM atomic: read plus write latency; the emulator times the
+    atomics the kernel emits)."""
+    return {"policy": p["policy"], "inter_core_cost": p["inter_core_cost"],
+            "cluster_size": max(1, min(chip.cluster_size, n_cores)),
+            "dispatch_cost": chip.gm_read_latency_cycles + chip.gm_write_latency_cycles}
+
+
+# ---- UB / L1 / L0 plans ------------------------------------------------------------------
+def vector_ub_bytes(p: dict, model: ModelShape, tokens: int, heads: int) -> dict[str, int]:
+    """UB the vector attention needs for a tile of ``tokens`` x ``heads`` KV heads, by buffer:
+    K and V tiles (x buffer_num), their per-token scales, one fp32 working copy of the
+    tile (Cast / dequantisation), one T x d fp32 product scratch (query heads are done one
+    at a time), scores and probabilities (g per head), and q, the output accumulator and
+    the running max and sum in fp32."""
+    d, g, bn = model.head_dim, model.gqa_group, p["buffer_num"]
+    return {
+        "kv_tiles": 2 * bn * tokens * heads * d * kv_bytes(p),
+        "kv_scales": 2 * bn * tokens * heads * token_scale_bytes(p),
+        "fp32_tile": tokens * heads * d * FP32,
+        "product_scratch": tokens * d * FP32,
+        "scores": 2 * heads * g * tokens * FP32,
+        "q_out_stats": heads * g * (2 * d + 2) * FP32,
+    }
+
+
+def heads_that_fit(chip: Chip, p: dict, model: ModelShape, tokens: int) -> int:
+    """The largest heads_per_pass whose buffers fit UB (0 if not even one):
+    floor((UB - T d 4) / (per-head bytes)), capped at kv_heads."""
+    fixed = tokens * model.head_dim * FP32
+    per_head = sum(vector_ub_bytes(p, model, tokens, 1).values()) - fixed
+    return int(min(model.kv_heads, max(0, (chip.ub_bytes - fixed) // per_head)))
+
+
+def cube_buffers(p: dict, model: ModelShape, tokens: int) -> dict[str, dict[str, int]]:
+    """Bytes per buffer of the cube + vector attention for a tile of ``tokens``:
+    the AIC's L1 (K and V tiles, P), L0A (q or P), L0B (K^T or V), L0C (S or O), and the
+    AIV's UB (S in fp32, P, the O partial, the accumulator, dequantised tiles for int8)."""
+    d, bn = model.head_dim, p["buffer_num"]
+    m = -(-model.gqa_group // CUBE_M0) * CUBE_M0
+    cb = 2  # the cube multiplies fp16 / bf16
+    int8 = kv_bytes(p) == 1
+    return {
+        "L1": {"kv_tiles": 2 * bn * tokens * d * cb, "p": bn * m * tokens * cb, "q": m * d * cb},
+        "L0A": {"q_or_p": bn * m * max(d, tokens) * cb},
+        "L0B": {"k_or_v": bn * tokens * d * cb},
+        "L0C": {"s_or_o": bn * m * max(d, tokens) * FP32},
+        "UB": {"s": bn * m * tokens * FP32, "p": bn * m * tokens * cb,
+               "o": bn * m * d * FP32, "acc": m * (d + 2) * FP32,
+               "dequant": (2 * bn * tokens * d * (1 + cb) + 2 * bn * tokens * FP32)
+               if int8 else 0},
+    }
+
+
+def _cube_fits(chip: Chip, p: dict, model: ModelShape, tokens: int) -> str:
+    """The first buffer that overflows for this tile ("" when all fit)."""
+    caps = {"L1": chip.l1_bytes, "L0A": chip.l0a_bytes, "L0B": chip.l0b_bytes,
+            "L0C": chip.l0c_bytes, "UB": chip.ub_bytes}
+    for name, parts in cube_buffers(p, model, tokens).items():
+        if sum(parts.values()) > caps[name]:
+            return name
+    return ""
+
+
+def _tile_candidates(p: dict) -> list[int]:
+    """Tile sizes to try, largest first: divisors of block_size (paged) or powers of two
+    from 512 (contiguous); at least 16 tokens unless the block itself is smaller."""
+    top = p["block_size"] if p["layout"] == "paged" else 512
+    sizes = [t for t in (top >> s for s in range(12)) if t >= 1]
+    return [t for t in sizes if t >= min(16, top) and top % t == 0]
+
+
+def _fits(chip: Chip, p: dict, model: ModelShape, tokens: int) -> bool:
+    if p["impl"] == "cube_vector":
+        return not _cube_fits(chip, p, model, tokens)
+    return heads_that_fit(chip, p, model, tokens) >= 1
+
+
+def _resolve_tile(chip: Chip, p: dict, model: ModelShape) -> int:
+    if p["tile_tokens"]:
+        t = p["tile_tokens"]
+        if p["layout"] == "paged" and p["block_size"] % t:
+            raise InputError("params.tile_tokens", t, f"a divisor of block_size = "
+                             f"{p['block_size']} (a tile may not straddle two blocks)")
+        if not _fits(chip, p, model, t):
+            best = next((c for c in _tile_candidates(p) if _fits(chip, p, model, c)), 0)
+            raise InputError("params.tile_tokens", t, f"at most {best} tokens: the buffers of "
+                             f"{p['impl']} for {model.display_name} overflow "
+                             f"{_cube_fits(chip, p, model, t) or 'UB'} "
+                             f"({chip.ub_bytes} usable UB bytes)",
+                             hint="Use a smaller tile, BUFFER_NUM 1 or 0 (auto)")
+        return t
+    for t in _tile_candidates(p):
+        if _fits(chip, p, model, t):
+            return t
+    raise InputError("params.impl", p["impl"], f"buffers that fit {chip.display_name} for "
+                     f"{model.display_name} (head_dim {model.head_dim}, group "
+                     f"{model.gqa_group}); no tile size fits",
+                     hint="Use BUFFER_NUM 1, another implementation or a larger-UB chip")
+
+
+def _resolve_heads(chip: Chip, p: dict, model: ModelShape) -> int:
+    if p["impl"] == "cube_vector":
+        return 1  # one KV head (its GQA group of query rows) per cube task
+    fit = heads_that_fit(chip, p, model, p["tile_tokens"])
+    if p["heads_per_pass"] > fit:
+        raise InputError("params.heads_per_pass", p["heads_per_pass"], f"1 to {fit}: "
+                         f"{p['heads_per_pass']} heads x {p['tile_tokens']}-token tiles "
+                         f"need more than the {chip.ub_bytes} usable UB bytes",
+                         hint="Use fewer heads per pass, smaller tiles or 0 (auto)")
+    return p["heads_per_pass"] or fit
+
+
+def _resolve_split(chip: Chip, p: dict, model: ModelShape) -> int:
+    """Chunk length: given (rounded up to whole tiles), or auto: enough chunks per sequence
+    for about two tasks per core, ceil(2 cores / unsplit tasks) chunks of the mean length."""
+    t = p["tile_tokens"]
+    if p["split_tokens"]:
+        return -(-p["split_tokens"] // t) * t
+    unsplit = p["batch"] * -(-model.kv_heads // p["heads_per_pass"])
+    chunks = max(1, -(-2 * vector_cores(chip, p) // unsplit))
+    mean = p["mean_len"] if p["distribution"] != "list" else \
+        int(np.mean(wl.parse_lengths(p["lengths"])))
+    return max(t, -(-(-(-mean // chunks)) // t) * t)
+
+
+def check(chip: Chip, params: dict) -> dict:
+    """Validated parameters with every auto value resolved (see the module docstring)."""
+    p = validate_params(PARAMS, params)
+    wl.check({k: p[k] for k in (s.name for s in wl.PARAMS) if k != "model"}
+             | {"model": wl.PARAMS[0].default})
+    model = model_of(p)
+    for name, limit in (("vector cores", len(chip.vector_core_ids())),):
+        if p["block_dim"] > limit:
+            raise InputError("params.block_dim", p["block_dim"],
+                             f"0 (all) to {limit} ({name} of {chip.display_name})")
+    if p["impl"] == "cube_vector" and p["kv_dtype"] == "bf16" and \
+            "bf16" not in chip.cube_precisions:
+        raise InputError("params.kv_dtype", "bf16", f"fp16 or int8 for the cube on "
+                         f"{chip.display_name} (its cube has no bf16)")
+    p["tile_tokens"] = _resolve_tile(chip, p, model)
+    p["heads_per_pass"] = _resolve_heads(chip, p, model)
+    p["split_tokens"] = _resolve_split(chip, p, model) if p["impl"] == "split_kv" else 0
+    if p["phases"] == "compress" and p["sparse"] not in ("norm_high", "norm_low", "h2o",
+                                                         "random"):
+        raise InputError("params.phases", "compress", "both, append or attention for sparse = "
+                         f"{p['sparse']}: only evicting policies compress (streaming keeps a "
+                         "ring buffer, Quest evicts nothing, none keeps everything)")
+    return p
+
+
+def workload(p: dict, rng: np.random.Generator):
+    """(lengths, layout) of checked parameters, drawn first from ``rng``: the program
+    (built with default_rng(seed)) and the numerics (make_inputs) see the same batch.
+    A length counts the new token: the append writes position length - 1 and attention
+    reads positions 0 .. length - 1."""
+    lengths = wl.lengths_from_params(p, rng)
+    return lengths, wl.layout_from_params(p, lengths, rng)

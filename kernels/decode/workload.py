@@ -1,0 +1,398 @@
+"""The decode workload: batch, per-sequence context lengths, KV format and KV layout, and
+the KV memory calculator. Describes the work only (bytes, tokens, block tables); the decode
+kernels and the page build on it.
+
+* `PARAMS` / `check(params)`: the workload's ParamSpecs and their cross-field rules.
+* `context_lengths(distribution, batch, mean=, max_len=, lengths=, rng=)`: tokens in the
+  cache per sequence, drawn only through the given numpy Generator, all in [1, max_len].
+* `ContiguousLayout(max_len)`: one slab of max_len tokens per sequence (the blog's layout).
+* `PagedLayout(block_size, lengths, allocation, seed)`: vLLM-style blocks and block table.
+* `kv_memory(model, batch, lengths, kv_dtype, layout)`: bytes per token / sequence / batch,
+  actual and reserved by the layout, and the waste (internal fragmentation).
+* `max_batch_that_fits(model, chip, context_len, kv_dtype, weight_dtype)`: sequences of one
+  length that fit in HBM next to the weights.
+
+Bytes per token come from `ModelShape.kv_bytes_per_token` (2 x layers x kv_heads x head_dim
+x element bytes, plus int8 per-token scales); static int8 scales are counted once per batch.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from hardware_presets.errors import InputError
+
+from kernels.common.budget import check_array_bytes
+from kernels.models import KV_DTYPES, WEIGHT_DTYPES, ModelShape, kv_format, list_models
+from kernels.common.params import ParamSpec, validate_params
+
+DISTRIBUTIONS = ("equal", "uniform", "lognormal", "bimodal", "list")
+LAYOUTS = ("contiguous", "paged")
+ALLOCATIONS = ("shuffled", "interleaved")
+MAX_BATCH = 4096
+MAX_LEN = 1 << 20  # tokens per sequence
+MAX_SLOT_TOKENS = 1 << 25  # slot_mapping() refuses larger batches (memory)
+LOGNORMAL_SIGMA = 0.6  # sigma of log(length); mu = ln(mean) - sigma^2 / 2 so E[length] = mean
+BIMODAL_LONG_FRACTION = 0.2  # round(0.2 x batch) long sequences, the rest short
+BIMODAL_LONG_FROM = 0.75  # long mode: uniform over [ceil(0.75 x max_len), max_len]
+
+PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec("model", str, "llama3-8b", choices=list_models()),
+    ParamSpec("batch", int, 16, 1, MAX_BATCH, unit="sequences", log_scale=True),
+    ParamSpec("distribution", str, "equal", choices=DISTRIBUTIONS),
+    ParamSpec("mean_len", int, 2048, 1, MAX_LEN, unit="tokens", log_scale=True),
+    ParamSpec("max_len", int, 8192, 1, MAX_LEN, unit="tokens", log_scale=True),
+    ParamSpec("lengths", str, "", unit="tokens, comma-separated (distribution 'list')"),
+    ParamSpec("kv_dtype", str, "fp16", choices=KV_DTYPES),
+    ParamSpec("weight_dtype", str, "fp16", choices=WEIGHT_DTYPES),
+    ParamSpec("layout", str, "paged", choices=LAYOUTS),
+    ParamSpec("block_size", int, 128, 1, 4096, unit="tokens", log_scale=True),
+    ParamSpec("allocation", str, "shuffled", choices=ALLOCATIONS),
+)
+
+
+def check(params: dict, where: str = "params") -> dict:
+    """All workload parameters validated, defaults filled, cross-field rules checked:
+    mean_len <= max_len, and for "list" one length per sequence, each <= max_len."""
+    p = validate_params(PARAMS, params, where)
+    if p["distribution"] == "list":
+        lengths = parse_lengths(p["lengths"], f"{where}.lengths")
+        _check_list(lengths, p["batch"], p["max_len"], f"{where}.lengths")
+    elif p["mean_len"] > p["max_len"]:
+        raise InputError(f"{where}.mean_len", p["mean_len"],
+                         f"an integer from 1 to max_len = {p['max_len']}")
+    return p
+
+
+def parse_lengths(text: str, where: str = "lengths") -> tuple[int, ...]:
+    """'512, 1024 8192' -> (512, 1024, 8192); commas and/or spaces separate."""
+    parts = str(text).replace(",", " ").split()
+    if not parts or len(parts) > MAX_BATCH:
+        raise InputError(where, text, f"1 to {MAX_BATCH} whole numbers separated by commas")
+    try:
+        return tuple(int(x) for x in parts)
+    except ValueError:
+        raise InputError(where, text, "whole numbers of tokens separated by commas") from None
+
+
+def lengths_from_params(p: dict, rng: np.random.Generator) -> np.ndarray:
+    """The context lengths of checked workload parameters (see `check`)."""
+    listed = parse_lengths(p["lengths"]) if p["distribution"] == "list" else None
+    return context_lengths(p["distribution"], p["batch"], mean=p["mean_len"],
+                           max_len=p["max_len"], lengths=listed, rng=rng)
+
+
+def layout_from_params(p: dict, lengths, rng: np.random.Generator):
+    """The KV layout of checked workload parameters for these lengths."""
+    if p["layout"] == "contiguous":
+        return ContiguousLayout(p["max_len"])
+    check_block_table(p["block_size"], lengths, "params.block_size")
+    return paged_layout(p["block_size"], lengths, p["allocation"], rng)
+
+
+#: bytes per block while the table is built: the int32 table entry plus the int64 sequence,
+#: position, id and permutation arrays of every block
+_TABLE_BYTES_PER_BLOCK = 4 + 4 * 8
+
+
+def check_block_table(block_size: int, lengths, field: str = "block_size") -> None:
+    """Refuse, before it is built, a block table larger than the array budget (a batch of
+    long contexts in one-token blocks is billions of entries)."""
+    nb = -(-np.asarray(lengths, np.int64) // block_size)
+    cells = len(nb) * int(nb.max(initial=0)) + int(nb.sum())
+    check_array_bytes(cells * _TABLE_BYTES_PER_BLOCK, field, block_size,
+                      f"block table ({int(nb.sum()):,} blocks of {block_size} tokens)",
+                      hint="Use larger blocks, a smaller batch or shorter contexts")
+
+
+# ---- context lengths ---------------------------------------------------------------------
+def context_lengths(distribution: str, batch: int, *, mean: int, max_len: int,
+                    lengths: Sequence[int] | None = None,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Tokens in the cache per sequence (int64, shape [batch]), all in [1, max_len].
+
+    * "equal": every sequence has ``mean`` tokens.
+    * "uniform": integers uniform over [mean - w, mean + w], w = min(mean - 1, max_len - mean),
+      so the mean is exactly ``mean`` in expectation and nothing is clipped.
+    * "lognormal": exp(N(mu, 0.6^2)) with mu = ln(mean) - 0.18 (expectation ``mean``), rounded
+      and clipped to [1, max_len] (clipping lowers the mean of long-tailed draws).
+    * "bimodal": round(0.2 x batch) long sequences at random positions, uniform over
+      [ceil(0.75 x max_len), max_len] (long documents); the other 80 % short, uniform over
+      [ceil(mean / 2), floor(3 mean / 2)] (chat turns; ``mean`` is the short mode's centre).
+      The modes are distinct when 1.5 x mean < 0.75 x max_len.
+    * "list": ``lengths`` exactly (one per sequence, each 1..max_len; refused otherwise);
+      ``mean`` and ``rng`` are not used.
+
+    Randomness only through ``rng``: the same seed gives the same lengths.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise InputError("rng", type(rng).__name__, "a numpy.random.Generator "
+                         "(numpy.random.default_rng(seed))")
+    if distribution not in DISTRIBUTIONS:
+        raise InputError("distribution", distribution, "one of " + ", ".join(DISTRIBUTIONS))
+    batch = _int_in("batch", batch, 1, MAX_BATCH)
+    max_len = _int_in("max_len", max_len, 1, MAX_LEN)
+    if distribution == "list":
+        return _check_list(lengths, batch, max_len, "lengths")
+    mean = _int_in("mean", mean, 1, max_len, "max_len = ")
+    draw = _DRAWS[distribution](batch, mean, max_len, rng)
+    return np.clip(np.rint(draw), 1, max_len).astype(np.int64)
+
+
+def _equal(batch, mean, max_len, rng):
+    return np.full(batch, mean)
+
+
+def _uniform(batch, mean, max_len, rng):
+    w = min(mean - 1, max_len - mean)
+    return rng.integers(mean - w, mean + w, size=batch, endpoint=True)
+
+
+def _lognormal(batch, mean, max_len, rng):
+    mu = math.log(mean) - LOGNORMAL_SIGMA ** 2 / 2
+    return rng.lognormal(mu, LOGNORMAL_SIGMA, size=batch)
+
+
+def _bimodal(batch, mean, max_len, rng):
+    n_long = round(BIMODAL_LONG_FRACTION * batch)
+    out = rng.integers(max(1, math.ceil(mean / 2)), max(1, 3 * mean // 2), size=batch,
+                       endpoint=True)
+    long_at = rng.permutation(batch)[:n_long]
+    out[long_at] = rng.integers(math.ceil(BIMODAL_LONG_FROM * max_len), max_len, size=n_long,
+                                endpoint=True)
+    return out
+
+
+_DRAWS = {"equal": _equal, "uniform": _uniform, "lognormal": _lognormal, "bimodal": _bimodal}
+
+
+def _int_in(field: str, value, lo: int, hi: int, hi_name: str = "") -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or not lo <= value <= hi:
+        raise InputError(field, value, f"an integer from {lo} to {hi_name}{hi}")
+    return int(value)
+
+
+def _check_list(lengths, batch: int, max_len: int, where: str) -> np.ndarray:
+    if lengths is None or isinstance(lengths, (str, bytes)) or not hasattr(lengths, "__len__"):
+        raise InputError(where, lengths, f"a list of {batch} lengths (one per sequence)")
+    if len(lengths) != batch:
+        raise InputError(where, f"{len(lengths)} lengths", f"exactly batch = {batch} lengths "
+                         "(one per sequence)", hint="Change the batch or the list")
+    for i, n in enumerate(lengths):
+        _int_in(f"{where}[{i}]", n, 1, max_len, "max_len = ")
+    return np.asarray(lengths, dtype=np.int64)
+
+
+def _lengths(lengths, batch: int | None = None, where: str = "lengths") -> np.ndarray:
+    """Lengths as int64, each 1..MAX_LEN, ``batch`` of them when given."""
+    arr = np.asarray(lengths)
+    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
+        raise InputError(where, lengths, "a non-empty list of whole numbers of tokens")
+    n = len(arr) if batch is None else _int_in("batch", batch, 1, MAX_BATCH)
+    return _check_list(arr, n, MAX_LEN, where)
+
+
+# ---- layouts -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ContiguousLayout:
+    """One slab of ``max_len`` tokens per sequence, reserved whatever the sequence's length
+    (the blog's layout); the waste is max_len - length tokens per sequence."""
+
+    max_len: int
+    name: ClassVar[str] = "contiguous"
+
+    def __post_init__(self) -> None:
+        _int_in("max_len", self.max_len, 1, MAX_LEN)
+
+    def reserved_tokens(self, lengths) -> np.ndarray:
+        """Tokens reserved per sequence: max_len each (lengths above it are refused)."""
+        lengths = _lengths(lengths)
+        _check_list(lengths, len(lengths), self.max_len, "lengths")
+        return np.full(len(lengths), self.max_len, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class PagedLayout:
+    """Paged KV cache as vLLM / vLLM-Ascend manage it: each sequence holds
+    ceil(length / block_size) blocks of ``block_size`` tokens, found through its row of the
+    block table; only the last block of a sequence is partly empty.
+
+    Physical block ids come from one pool of exactly the blocks needed:
+    * "shuffled": the free list is a permutation drawn with default_rng(seed), as after
+      many requests came and went (a sequence's blocks are scattered);
+    * "interleaved": sequences grow in lockstep and take the next free block in turn
+      (block j of every sequence before block j + 1 of any), so blocks of one sequence
+      are ``batch`` apart.
+    A block here spans all layers, K and V; vLLM keeps one cache tensor per layer, all
+    indexed by the same block table (`block_bytes_per_layer`).
+    """
+
+    block_size: int
+    lengths: tuple[int, ...]
+    allocation: str = "shuffled"
+    seed: int = 0
+    name: ClassVar[str] = "paged"
+
+    def __post_init__(self) -> None:
+        _int_in("block_size", self.block_size, 1, 4096)
+        object.__setattr__(self, "lengths", tuple(int(n) for n in _lengths(self.lengths)))
+        check_block_table(self.block_size, self.lengths)
+        if self.allocation not in ALLOCATIONS:
+            raise InputError("allocation", self.allocation, "one of " + ", ".join(ALLOCATIONS))
+        _int_in("seed", self.seed, 0, 2 ** 63 - 1)
+
+    @property
+    def blocks_per_sequence(self) -> np.ndarray:
+        """ceil(length / block_size) per sequence."""
+        return -(-np.asarray(self.lengths, np.int64) // self.block_size)
+
+    @property
+    def num_blocks(self) -> int:
+        """Blocks the whole batch holds."""
+        return int(self.blocks_per_sequence.sum())
+
+    def block_table(self) -> np.ndarray:
+        """int32 [batch, max blocks per sequence]: physical block id of each sequence's
+        j-th block, -1 past its end (vLLM's block_tables tensor). Read-only, cached."""
+        return _block_table(self.block_size, self.lengths, self.allocation, self.seed)
+
+    def slot_mapping(self) -> np.ndarray:
+        """int64 physical slot (block id x block_size + offset) of every token, sequence
+        by sequence, position by position (vLLM's slot_mapping for the whole cache)."""
+        total = sum(self.lengths)
+        if total > MAX_SLOT_TOKENS:
+            raise InputError("tokens in the batch", total, f"at most {MAX_SLOT_TOKENS} for a "
+                             "slot mapping", hint="Use block_table() for larger batches")
+        seq = np.repeat(np.arange(len(self.lengths)), self.lengths)
+        pos = np.arange(total) - np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
+        blocks = self.block_table()[seq, pos // self.block_size].astype(np.int64)
+        return blocks * self.block_size + pos % self.block_size
+
+    def reserved_tokens(self, lengths=None) -> np.ndarray:
+        """Tokens reserved per sequence: whole blocks (lengths must be the layout's own)."""
+        if lengths is not None and tuple(int(n) for n in _lengths(lengths)) != self.lengths:
+            raise InputError("lengths", "different lengths", "the lengths this PagedLayout "
+                             "was built for", hint="Build the layout from these lengths")
+        return self.blocks_per_sequence * self.block_size
+
+    def block_bytes(self, model: ModelShape, kv_dtype: str = "fp16") -> int:
+        """Bytes of one block over all layers, K and V (block_size x bytes per token)."""
+        return self.block_size * model.kv_bytes_per_token(kv_dtype)
+
+    def block_bytes_per_layer(self, model: ModelShape, kv_dtype: str = "fp16") -> int:
+        """Bytes of one block in one layer's cache, K and V."""
+        return self.block_size * model.kv_bytes_per_token_per_layer(kv_dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _block_table(block_size: int, lengths: tuple, allocation: str, seed: int) -> np.ndarray:
+    nb = -(-np.asarray(lengths, np.int64) // block_size)
+    total = int(nb.sum())
+    seq = np.repeat(np.arange(len(nb)), nb)
+    j = np.arange(total) - np.repeat(np.cumsum(nb) - nb, nb)  # logical block within sequence
+    if allocation == "shuffled":
+        ids = np.random.default_rng(seed).permutation(total)
+    else:
+        ids = np.empty(total, np.int64)
+        ids[np.lexsort((seq, j))] = np.arange(total)
+    table = np.full((len(nb), int(nb.max())), -1, dtype=np.int32)
+    table[seq, j] = ids
+    table.setflags(write=False)
+    return table
+
+
+def paged_layout(block_size: int, lengths, allocation: str = "shuffled",
+                 rng: np.random.Generator | None = None) -> PagedLayout:
+    """A PagedLayout whose shuffle seed is drawn from ``rng`` (the scenario's generator)."""
+    seed = int(rng.integers(0, 2 ** 63 - 1)) if rng is not None and allocation == "shuffled" else 0
+    return PagedLayout(block_size, tuple(int(n) for n in _lengths(lengths)), allocation, seed)
+
+
+# ---- KV memory calculator ----------------------------------------------------------------
+def kv_memory(model: ModelShape, batch: int, lengths, kv_dtype: str = "fp16",
+              layout: ContiguousLayout | PagedLayout | None = None) -> dict:
+    """KV-cache bytes of one batch: per token, per sequence, per batch, actual (the tokens
+    held) and reserved (what the layout sets aside); waste = reserved - actual (internal
+    fragmentation). Static int8 scales (per head / channel) count once in both totals.
+    ``layout`` None means reserving exactly the tokens held. Plain ints, tuples per sequence.
+    """
+    if not isinstance(model, ModelShape):
+        raise InputError("model", type(model).__name__, "a ModelShape (kernels.models)")
+    lengths = _lengths(lengths, batch)
+    fmt = kv_format(kv_dtype)
+    per_token = model.kv_bytes_per_token(fmt.name)
+    fixed = model.kv_scale_bytes_fixed(fmt.name)
+    reserved = lengths if layout is None else layout.reserved_tokens(lengths)
+    tokens, reserved_tokens = int(lengths.sum()), int(reserved.sum())
+    return {
+        "model": model.name, "kv_dtype": fmt.name,
+        "layout": "exact" if layout is None else layout.name, "batch": len(lengths),
+        "bytes_per_token": per_token,
+        "bytes_per_token_per_layer": model.kv_bytes_per_token_per_layer(fmt.name),
+        "scale_bytes_fixed": fixed,
+        "tokens": tokens, "reserved_tokens": reserved_tokens,
+        "per_sequence_bytes": tuple(int(n) * per_token for n in lengths),
+        "per_sequence_reserved_bytes": tuple(int(n) * per_token for n in reserved),
+        "batch_bytes": tokens * per_token + fixed,
+        "reserved_bytes": reserved_tokens * per_token + fixed,
+        "wasted_bytes": (reserved_tokens - tokens) * per_token,
+        "waste_fraction": (reserved_tokens - tokens) / reserved_tokens,
+        "bytes_per_block": (layout.block_bytes(model, fmt.name)
+                            if isinstance(layout, PagedLayout) else None),
+    }
+
+
+def fragmentation(model: ModelShape, lengths, kv_dtype: str = "fp16", *, max_len: int,
+                  block_size: int) -> dict:
+    """Wasted KV bytes of the same lengths in contiguous slabs of ``max_len`` versus paged
+    blocks of ``block_size`` (paged waste is below batch x block_size tokens)."""
+    lengths = _lengths(lengths)
+    contiguous = kv_memory(model, len(lengths), lengths, kv_dtype, ContiguousLayout(max_len))
+    paged = kv_memory(model, len(lengths), lengths, kv_dtype,
+                      PagedLayout(block_size, tuple(int(n) for n in lengths), "interleaved"))
+    return {
+        "contiguous_wasted_bytes": contiguous["wasted_bytes"],
+        "contiguous_waste_fraction": contiguous["waste_fraction"],
+        "paged_wasted_bytes": paged["wasted_bytes"],
+        "paged_waste_fraction": paged["waste_fraction"],
+        "paged_waste_bound_bytes": len(lengths) * (block_size - 1) * paged["bytes_per_token"],
+        "bytes_saved_by_paging": contiguous["reserved_bytes"] - paged["reserved_bytes"],
+    }
+
+
+def max_batch_that_fits(model: ModelShape, chip, context_len: int, kv_dtype: str = "fp16",
+                        weight_dtype: str = "fp16", *, block_size: int | None = None,
+                        reserve_bytes: int = 0) -> dict:
+    """How many sequences of ``context_len`` tokens fit in one chip's HBM (chip.hbm_bytes)
+    next to the model's weights: floor((HBM - weights - reserve - static scales) / KV bytes
+    per sequence), 0 when nothing fits. With ``block_size`` a sequence reserves whole
+    blocks. ``reserve_bytes`` stands for activations, workspace and the runtime (0 = none).
+    ``weights_fit`` says whether the weights alone fit; ``min_chips_for_weights`` is
+    ceil(weights / HBM), ignoring any sharding overhead.
+    """
+    if not isinstance(model, ModelShape):
+        raise InputError("model", type(model).__name__, "a ModelShape (kernels.models)")
+    context_len = _int_in("context_len", context_len, 1, MAX_LEN)
+    reserve_bytes = _int_in("reserve_bytes", reserve_bytes, 0, 2 ** 62)
+    tokens = context_len
+    if block_size is not None:
+        tokens = -(-context_len // _int_in("block_size", block_size, 1, 4096)) * block_size
+    hbm = int(chip.hbm_bytes)
+    weights = model.weight_bytes(weight_dtype)
+    fixed = model.kv_scale_bytes_fixed(kv_dtype)
+    per_seq = tokens * model.kv_bytes_per_token(kv_dtype)
+    free = hbm - weights - reserve_bytes - fixed
+    batch = max(0, free // per_seq)
+    return {
+        "max_batch": int(batch), "weights_fit": weights + reserve_bytes <= hbm,
+        "hbm_bytes": hbm, "weight_bytes": weights, "reserve_bytes": reserve_bytes,
+        "scale_bytes_fixed": fixed, "free_bytes": free,
+        "kv_bytes_per_sequence": per_seq, "kv_bytes_at_max_batch": int(batch) * per_seq,
+        "min_chips_for_weights": -(-weights // hbm),
+    }
