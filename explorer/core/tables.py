@@ -22,12 +22,13 @@ def _categorical(codes: np.ndarray, names: tuple[str, ...], missing: str = "") -
 
 
 def timeline_table(program: Program, schedule: Schedule, chip: Chip) -> pd.DataFrame:
-    """One row per instruction with its lane, op, task, times, bytes and where it was served."""
+    """One row per instruction with its lane, op, task, times, bytes and where it was served;
+    a program of several kernel launches (a decode layer) adds the ``launch`` of each."""
     c = program.cols
     is_tr = c["kind"] == Kind.TRANSFER
     kinds = tuple(dict.fromkeys(chip.core_kinds()))
     kind_of_core = np.array([kinds.index(k) for k in chip.core_kinds()])
-    return pd.DataFrame({
+    table = pd.DataFrame({
         "instr": np.arange(len(program)),
         "core": c["core"].astype(np.int64),
         "core_name": _categorical(c["core"], tuple(chip.core_names())),
@@ -43,6 +44,10 @@ def timeline_table(program: Program, schedule: Schedule, chip: Chip) -> pd.DataF
         "dst": _categorical(np.where(is_tr, c["dst"], -1), LEVEL_NAMES),
         "served_from": _categorical(schedule.served, SERVED_NAMES),
     })
+    if program.launches:
+        table["launch"] = _categorical(program.launch_of(),
+                                       tuple(name for name, _ in program.launches))
+    return table
 
 
 def union_length(group: np.ndarray, start: np.ndarray, end: np.ndarray,

@@ -98,6 +98,9 @@ class Program:
     region_bytes: np.ndarray  # int64, one entry per GM region
     op_names: tuple[str, ...]
     barrier_size: np.ndarray  # int32, participants per SyncAll group
+    #: named kernel launches in program order, (name, first instruction id): a program of
+    #: several kernels (a decode layer) says where each begins; () for a single kernel
+    launches: tuple[tuple[str, int], ...] = ()
 
     def __len__(self) -> int:
         return len(self.cols["core"])
@@ -107,6 +110,13 @@ class Program:
         if cols is not None and name in cols:
             return cols[name]
         raise AttributeError(name)
+
+    def launch_of(self) -> np.ndarray:
+        """Per instruction, the index of the launch it belongs to (all 0 without launches)."""
+        starts = np.asarray([first for _, first in self.launches], np.int64)
+        if len(starts) == 0:
+            return np.zeros(len(self), np.int64)
+        return np.maximum(np.searchsorted(starts, np.arange(len(self)), "right") - 1, 0)
 
     def flops(self) -> np.ndarray:
         """Useful arithmetic per instruction: 2mnk for MMAD, one op per element for vector."""
@@ -129,6 +139,7 @@ class ProgramBuilder:
         self._n_regions = 0
         self._ops: dict[str, int] = {}
         self._barrier_size: list[int] = []
+        self._launches: list[tuple[str, int]] = []
 
     def reserve(self, count: int, hint: str) -> None:
         """Refuse, before any allocation, a program that would exceed the instruction cap."""
@@ -205,6 +216,13 @@ class ProgramBuilder:
         return self._add(core=cores, pipe=int(Pipe.S), op=self.op("SyncAll"), seq=seq,
                          kind=int(Kind.BARRIER), barrier=group)
 
+    def launch(self, name: str) -> None:
+        """Start the kernel launch ``name``: the instructions added from now on belong to it
+        (``Program.launches``); the caller separates launches with a SyncAll."""
+        if self._launches and self._launches[-1][1] == self._count:
+            raise ValueError(f"launch {self._launches[-1][0]!r} holds no instruction")
+        self._launches.append((name, self._count))
+
     def depend(self, after, before) -> None:
         """``after[i]`` may not start before ``before[i]`` ends; pairs with a negative id
         (no such instruction, e.g. the first iterations of a queue) are ignored."""
@@ -225,7 +243,8 @@ class ProgramBuilder:
         before = np.concatenate([before, extra_before])
         dep_ptr, dep_idx = _csr(after, before, len(cols["core"]))
         return Program(self.name, cols, dep_ptr, dep_idx, _concat(self._regions),
-                       tuple(self._ops), np.asarray(self._barrier_size, dtype=np.int32))
+                       tuple(self._ops), np.asarray(self._barrier_size, dtype=np.int32),
+                       tuple(self._launches))
 
 
 def _concat(parts: list[np.ndarray]) -> np.ndarray:
