@@ -52,9 +52,15 @@ MODEL_FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
     _f("hidden", "elements", int, 1, 262_144, 128),
     _f("params_B", "billion parameters", float, 0.001, 10_000, 0.1),
     _f("intermediate_size", "elements", int, 0, 1_048_576, 128, "not given"),
+    _f("vocab_size", "tokens", int, 0, 4_194_304, 128, "not given"),
+    _f("rope_theta", "", float, 0, 1e9, 1000, "not given"),
+    _f("rms_norm_eps", "", float, 0, 0.1, 1e-6, "not given"),
 )}
 REQUIRED_FIELDS = ("layers", "q_heads", "kv_heads", "head_dim", "hidden", "params_B")
-OPTIONAL_FIELDS = ("intermediate_size",)
+#: what a whole decode layer needs beyond attention: the MLP width, the LM head's rows,
+#: RoPE's base and RMSNorm's epsilon (0 = not given: the layer cannot be emulated)
+OPTIONAL_FIELDS = ("intermediate_size", "vocab_size", "rope_theta", "rms_norm_eps")
+LAYER_FIELDS = OPTIONAL_FIELDS
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,9 @@ class ModelShape:
     hidden: int
     params_B: float
     intermediate_size: int = 0  # 0 = not given
+    vocab_size: int = 0  # 0 = not given
+    rope_theta: float = 0.0  # 0 = not given
+    rms_norm_eps: float = 0.0  # 0 = not given
     provenance: tuple[tuple[str, Provenance], ...] = ()
     # where the numbers were read from ("llama3_8b.toml", "user shape"); names messages
     origin: str = field(default="", compare=False)
