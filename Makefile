@@ -29,7 +29,7 @@ BASE_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2
 NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 export NUMBA_CACHE_DIR
 
-.PHONY: help venv run serve test test-stress fuzz bench clean
+.PHONY: help venv run serve lint test test-stress fuzz bench clean
 
 help:
 	@echo "make run    start the app on http://$(ADDRESS):$(PORT) (PORT=, ADDRESS= to change)"
@@ -69,7 +69,11 @@ serve: venv
 		--server.address 0.0.0.0 --browser.gatherUsageStats false \
 		--server.maxUploadSize 64 --server.fileWatcherType none --server.runOnSave false
 
-test: venv
+# Static checks (pyproject.toml [tool.ruff]): pyflakes, pycodestyle, isort, bugbear, pyupgrade.
+lint: venv
+	$(PY) -m ruff check .
+
+test: venv lint
 	$(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15 $(ARGS)
 
 test-stress: venv
