@@ -22,7 +22,7 @@ from kernels.models import load_model_text
 from .core import Scenario, extensions, simulate
 from .core.emulator.engine import ENGINES, DeadlockError
 from .core.i18n import t
-from .core.metrics import METRICS
+from .core.metrics import METRIC_LABEL_IDS, METRICS
 from .core.scenario import DOCUMENT_MAX_CHARS
 from .core.trace import chrome_trace
 from .plots.report import scenario_from_report
@@ -124,7 +124,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(f"{result.chip.display_name} · {result.scenario.kernel}")
         for name, unit in METRICS.items():
-            print(f"  {t(f'metric.{name}.label'):<28} {_format(result.metrics[name], unit)}")
+            print(f"  {t(METRIC_LABEL_IDS[name]):<28} {_format(result.metrics[name], unit)}")
         verdict = "passed" if check.passed else "FAILED"
         print(f"  numerics: {verdict}: max abs error {check.max_abs_error:.3g}, max rel error "
               f"{check.max_rel_error:.3g} (bound {check.bound:.3g}), "

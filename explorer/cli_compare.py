@@ -15,6 +15,7 @@ from . import cli
 from .core import simulate
 from .core.compare import Comparison, compare, say, sentences
 from .core.i18n import t
+from .core.metrics import METRIC_LABEL_IDS
 from .plots.other_reports import compare_report
 
 LANG = "en"
@@ -35,7 +36,7 @@ def text_lines(c: Comparison) -> list[str]:
     lines += ["", t("cli.compare.table", LANG),
               f"  {'':<28} {'A':>14} {'B':>14} {'B − A':>14} {'B / A':>8}  unit"]
     for row in c.table.itertuples(index=False):
-        label = t(f"metric.{row.metric}.label", LANG)
+        label = t(METRIC_LABEL_IDS[row.metric], LANG)
         lines.append(f"  {label:<28} {_cell(row.a):>14} {_cell(row.b):>14} "
                      f"{_cell(row.delta):>14} {_cell(row.ratio):>8}  {row.unit}")
     found = [f"  - {say(s, LANG).replace('**', '')}" for s in sentences(c)]
@@ -69,8 +70,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``compare A B [--json]`` on the CLI's subparsers."""
     sub = subparsers.add_parser("compare", help=t("cli.compare.help", LANG))
-    for side in ("a", "b"):
-        sub.add_argument(side, metavar=side.upper(), help=t(f"cli.compare.{side}_help", LANG))
+    for side, help_id in (("a", "cli.compare.a_help"), ("b", "cli.compare.b_help")):
+        sub.add_argument(side, metavar=side.upper(), help=t(help_id, LANG))
     sub.add_argument("--json", action="store_true", help=t("cli.compare.json_help", LANG))
     sub.add_argument("--report", metavar="OUT.html",
                      help="also write the comparison as one offline HTML report")

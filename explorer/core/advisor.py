@@ -46,6 +46,33 @@ BANDWIDTH_FLOOR = 0.5  # MTE2 busy with HBM below half its bandwidth: DataCopy l
 COMM_OPS = re.compile(r"^(SyncAll|Fixpipe [SO] -> GM|CopyIn [SO]$|CopyOut P -> GM|"
                       r"Load P -> L1|Fixpipe -> workspace|CopyIn partial)")
 BOUNDS = ("compute", "memory", "latency", "sync", "imbalance", "tail")
+#: message ids (literal, so that tests/test_message_ids.py checks every one): a checklist
+#: item's (name, label with the run's details, why it matters), each bound's sentence, the
+#: metric a tip promises to move and the direction it moves it
+CHECK_IDS: dict[str, tuple[str, str, str]] = {
+    "compute_utilization": ("advisor.check.compute_utilization.name",
+                            "advisor.check.compute_utilization.label",
+                            "advisor.check.compute_utilization.why"),
+    "overlap": ("advisor.check.overlap.name", "advisor.check.overlap.label",
+                "advisor.check.overlap.why"),
+    "load_balance": ("advisor.check.load_balance.name", "advisor.check.load_balance.label",
+                     "advisor.check.load_balance.why"),
+    "communication": ("advisor.check.communication.name", "advisor.check.communication.label",
+                      "advisor.check.communication.why"),
+    "l2_hit_rate": ("advisor.check.l2_hit_rate.name", "advisor.check.l2_hit_rate.label",
+                    "advisor.check.l2_hit_rate.why"),
+    "buffer_occupancy": ("advisor.check.buffer_occupancy.name",
+                         "advisor.check.buffer_occupancy.label",
+                         "advisor.check.buffer_occupancy.why"),
+}
+BOUND_IDS = {"compute": "advisor.bound.compute", "memory": "advisor.bound.memory",
+             "latency": "advisor.bound.latency", "sync": "advisor.bound.sync",
+             "imbalance": "advisor.bound.imbalance", "tail": "advisor.bound.tail"}
+METRIC_IDS = {"makespan_us": "advisor.metric.makespan_us",
+              "overlap_ratio": "advisor.metric.overlap_ratio",
+              "load_balance_mean_max": "advisor.metric.load_balance_mean_max",
+              "l2_hit_rate": "advisor.metric.l2_hit_rate"}
+DIRECTION_IDS = {"up": "advisor.direction.up", "down": "advisor.direction.down"}
 
 
 @dataclass(frozen=True)
@@ -302,19 +329,17 @@ def checklist_table(advice: Advice, lang: str = "en") -> pd.DataFrame:
     rows = []
     for c in advice.checks:
         value = t("advisor.na_value", lang) if c.value is None else f"{100 * c.value:.1f}%"
-        rows.append({t("advisor.col.item", lang): t(f"advisor.check.{c.key}.label", lang,
-                                                      **c.detail),
+        rows.append({t("advisor.col.item", lang): t(CHECK_IDS[c.key][1], lang, **c.detail),
                      t("advisor.col.value", lang): value,
                      t("advisor.col.threshold", lang): f"{100 * c.threshold:.0f}%",
                      t("advisor.col.status", lang): status_text(c, lang),
-                     t("advisor.col.why", lang): t(f"advisor.check.{c.key}.why", lang,
-                                                   **c.detail)})
+                     t("advisor.col.why", lang): t(CHECK_IDS[c.key][2], lang, **c.detail)})
     return pd.DataFrame(rows)
 
 
 def promise_text(tip: Tip, lang: str = "en") -> str:
-    metric = t(f"advisor.metric.{tip.metric}", lang)
-    direction = t(f"advisor.direction.{tip.direction}", lang)
+    metric = t(METRIC_IDS[tip.metric], lang)
+    direction = t(DIRECTION_IDS[tip.direction], lang)
     if tip.gain:
         return t("advisor.promise_gain", lang, metric=metric, direction=direction,
                  gain=f"{tip.gain:.2f}")
@@ -327,4 +352,4 @@ def report_content(result, lang: str = "en") -> list:
     tips = "\n".join(f"- {t(tip.msg_id, lang, **tip.values)} *{promise_text(tip, lang)}*"
                      for tip in advice.tips) or t("advisor.no_tips", lang)
     return [t("advisor.intro_report", lang), checklist_table(advice, lang),
-            t(f"advisor.bound.{advice.bound}", lang, **advice.bound_values), tips]
+            t(BOUND_IDS[advice.bound], lang, **advice.bound_values), tips]

@@ -19,6 +19,13 @@ from urllib.parse import urlencode
 
 VERDICTS = ("holds", "wrong", "inconsistent", "unverifiable")
 SOURCES = ("blog", "preset", "model", "emulated", "estimate")
+#: message ids naming each verdict and each source (literal, so tests can check them)
+VERDICT_IDS = {"holds": "claims.verdict.holds", "wrong": "claims.verdict.wrong",
+               "inconsistent": "claims.verdict.inconsistent",
+               "unverifiable": "claims.verdict.unverifiable"}
+SOURCE_IDS = {"blog": "claims.source.blog", "preset": "claims.source.preset",
+              "model": "claims.source.model", "emulated": "claims.source.emulated",
+              "estimate": "claims.source.estimate"}
 GB = 1e9
 
 # ---- the blog's figures (seed sections in brackets) -------------------------------------
@@ -96,6 +103,11 @@ class Figure:
     value: float | bool
     fmt: str
     source: str
+
+    @property
+    def label_id(self) -> str:
+        """Message id of the figure's label (one per figure name, like a chip field's)."""
+        return f"claims.fig.{self.name}"
 
 
 @dataclass(frozen=True)

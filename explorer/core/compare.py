@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .i18n import t
-from .metrics import METRICS, RATIO_LANES
+from .metrics import BOUND_VALUE_IDS, METRIC_DEF_IDS, METRICS, RATIO_LANES
 from .simulate import Result
 
 #: metrics of the table: the run's metrics plus the cores that did any work
@@ -91,7 +91,7 @@ def _row(name: str, a: object, b: object) -> dict[str, object]:
     delta = float(b) - float(a) if numeric else np.nan
     ratio = float(b) / float(a) if numeric and abs(float(a)) > EPS else np.nan
     return {"metric": name, "a": a, "b": b, "delta": delta, "ratio": ratio,
-            "unit": TABLE_METRICS[name], "definition": f"metric.{name}.def"}
+            "unit": TABLE_METRICS[name], "definition": METRIC_DEF_IDS[name]}
 
 
 def compare(a: Result, b: Result) -> Comparison:
@@ -209,7 +209,7 @@ def sentences(comparison: Comparison) -> list[Sentence]:
 
 # ---- rendering ---------------------------------------------------------------------------
 def _bound(value: object, lang: str) -> str:
-    return t(f"metric.bound_value.{value}", lang)
+    return t(BOUND_VALUE_IDS[value], lang)
 
 
 #: how a value is written, by the suffix of its name (``a_us`` -> "us")

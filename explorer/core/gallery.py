@@ -42,6 +42,12 @@ class Entry(NamedTuple):
         """"a" or "b" for half of a pair, None for a single scenario."""
         return self.id[-1] if self.pair else None
 
+    @property
+    def title_id(self) -> str:
+        """Message id of this file's own title (``gallery.<id>``: a half of a pair says
+        what its side changes)."""
+        return f"gallery.{self.id}"
+
 
 def _pair_of(stem: str, stems: set[str]) -> str | None:
     """The other half's stem when ``stem`` ends in _a/_b and its partner exists."""
@@ -68,6 +74,13 @@ def entries() -> list[Entry]:
     folder's, then each kernel's own examples (its record's ``examples`` folder)."""
     folders = [GALLERY_DIR] + [r.examples for r in kernels.KERNELS.values() if r.examples]
     return [e for folder in folders for e in _scan(folder)]
+
+
+def lesson_ids(lesson: str) -> tuple[str, str]:
+    """Message ids of a lesson's title and what it teaches (``gallery.<lesson>``,
+    ``gallery.<lesson>_help``): made from the file names, so tests/test_message_ids.py
+    checks them for every lesson ``lessons()`` finds."""
+    return f"gallery.{lesson}", f"gallery.{lesson}_help"
 
 
 def ids() -> list[str]:

@@ -60,3 +60,15 @@ def t(msg_id: str, lang: str = DEFAULT_LANGUAGE, **values: object) -> str:
     """The message in ``lang`` with ``{placeholders}`` filled; a missing id raises KeyError."""
     text = catalogue(lang)[msg_id]
     return text.format(**values) if values else text
+
+
+def param_label_id(name: str, prefix: str = "ui.param") -> str:
+    """Message id of a kernel parameter's label, ``<prefix>.<name>.label``: the one id the
+    UI makes from data, a parameter's name (a page may label its parameters under its own
+    prefix). tests/test_message_ids.py resolves it over every page's parameter specs."""
+    return f"{prefix}.{name}.label"
+
+
+def param_help_id(name: str, prefix: str = "ui.param") -> str:
+    """Message id of a kernel parameter's one-line help, ``<prefix>.<name>.help``."""
+    return f"{prefix}.{name}.help"

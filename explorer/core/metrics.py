@@ -23,6 +23,50 @@ METRICS: dict[str, str] = {
     "load_balance_mean_max": "", "roofline_bound_us": "µs", "roofline_efficiency": "",
     "bound": "",
 }
+#: metric name -> message id of its label and of its one-line definition (literal ids, so
+#: that tests/test_message_ids.py finds every one in the catalogues)
+METRIC_LABEL_IDS: dict[str, str] = {
+    "cores_used": "metric.cores_used.label", "makespan_us": "metric.makespan_us.label",
+    "instructions": "metric.instructions.label", "achieved_tflops": "metric.achieved_tflops.label",
+    "hbm_GBps": "metric.hbm_GBps.label", "hbm_utilization": "metric.hbm_utilization.label",
+    "l2_GBps": "metric.l2_GBps.label", "arithmetic_intensity": "metric.arithmetic_intensity.label",
+    "hbm_bytes": "metric.hbm_bytes.label", "l2_bytes": "metric.l2_bytes.label",
+    "multicast_bytes": "metric.multicast_bytes.label", "l2_hit_rate": "metric.l2_hit_rate.label",
+    "aic_cube_ratio": "metric.aic_cube_ratio.label", "aiv_vec_ratio": "metric.aiv_vec_ratio.label",
+    "mte1_ratio": "metric.mte1_ratio.label", "mte2_ratio": "metric.mte2_ratio.label",
+    "mte3_ratio": "metric.mte3_ratio.label", "fixpipe_ratio": "metric.fixpipe_ratio.label",
+    "scalar_ratio": "metric.scalar_ratio.label", "overlap_ratio": "metric.overlap_ratio.label",
+    "stall_ratio": "metric.stall_ratio.label",
+    "load_balance_min_max": "metric.load_balance_min_max.label",
+    "load_balance_mean_max": "metric.load_balance_mean_max.label",
+    "roofline_bound_us": "metric.roofline_bound_us.label",
+    "roofline_efficiency": "metric.roofline_efficiency.label", "bound": "metric.bound.label",
+}
+
+METRIC_DEF_IDS: dict[str, str] = {
+    "cores_used": "metric.cores_used.def", "makespan_us": "metric.makespan_us.def",
+    "instructions": "metric.instructions.def", "achieved_tflops": "metric.achieved_tflops.def",
+    "hbm_GBps": "metric.hbm_GBps.def", "hbm_utilization": "metric.hbm_utilization.def",
+    "l2_GBps": "metric.l2_GBps.def", "arithmetic_intensity": "metric.arithmetic_intensity.def",
+    "hbm_bytes": "metric.hbm_bytes.def", "l2_bytes": "metric.l2_bytes.def",
+    "multicast_bytes": "metric.multicast_bytes.def", "l2_hit_rate": "metric.l2_hit_rate.def",
+    "aic_cube_ratio": "metric.aic_cube_ratio.def", "aiv_vec_ratio": "metric.aiv_vec_ratio.def",
+    "mte1_ratio": "metric.mte1_ratio.def", "mte2_ratio": "metric.mte2_ratio.def",
+    "mte3_ratio": "metric.mte3_ratio.def", "fixpipe_ratio": "metric.fixpipe_ratio.def",
+    "scalar_ratio": "metric.scalar_ratio.def", "overlap_ratio": "metric.overlap_ratio.def",
+    "stall_ratio": "metric.stall_ratio.def",
+    "load_balance_min_max": "metric.load_balance_min_max.def",
+    "load_balance_mean_max": "metric.load_balance_mean_max.def",
+    "roofline_bound_us": "metric.roofline_bound_us.def",
+    "roofline_efficiency": "metric.roofline_efficiency.def", "bound": "metric.bound.def",
+}
+#: the bound's value -> message id of its name
+BOUND_VALUE_IDS: dict[str, str] = {
+    "memory": "metric.bound_value.memory", "compute": "metric.bound_value.compute",
+    "imbalance": "metric.bound_value.imbalance", "latency": "metric.bound_value.latency",
+    "none": "metric.bound_value.none",
+}
+
 #: profiler ratio name -> trace lane
 RATIO_LANES = {"aic_cube_ratio": "CUBE", "aiv_vec_ratio": "VECTOR", "mte1_ratio": "MTE1",
                "mte2_ratio": "MTE2", "mte3_ratio": "MTE3", "fixpipe_ratio": "FIXP",

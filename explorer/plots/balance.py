@@ -27,6 +27,12 @@ SERIES_STYLE = {"unsplit": ("", 1.0), "split": ("/", 0.6), "predicted": ("x", 0.
                 "emulated": ("", 1.0)}
 #: pieces drawn one by one in the timeline; beyond, only the first cores are drawn
 MAX_BARS = 4000
+#: message ids under ``plots.lb.`` (what ``_m`` takes): each policy's and series' name
+POLICY_IDS = {"static": "policy.static", "round_robin": "policy.round_robin",
+              "lpt": "policy.lpt", "cluster_lpt": "policy.cluster_lpt",
+              "dynamic": "policy.dynamic"}
+SERIES_IDS = {"unsplit": "series.unsplit", "split": "series.split",
+              "predicted": "series.predicted", "emulated": "series.emulated"}
 
 
 def _m(msg_id: str, lang: str, **values: object) -> str:
@@ -34,7 +40,7 @@ def _m(msg_id: str, lang: str, **values: object) -> str:
 
 
 def policy_name(policy: str, lang: str) -> str:
-    return _m(f"policy.{policy}", lang)
+    return _m(POLICY_IDS[policy], lang)
 
 
 def _hline(fig: go.Figure, value: float | None, text: str, position: str) -> None:
@@ -138,7 +144,7 @@ def policies_figure(table: pd.DataFrame, lang: str = "en", chosen: str = "") -> 
         pattern, opacity = SERIES_STYLE.get(series, ("", 1.0))
         fig.add_trace(go.Bar(
             x=[_policy_tick(p, chosen, lang) for p in rows["policy"]], y=rows["efficiency"],
-            meta=series, name=_m(f"series.{series}", lang), opacity=opacity,
+            meta=series, name=_m(SERIES_IDS[series], lang), opacity=opacity,
             marker=dict(color=[COLOURS.get(p, "#7F7F7F") for p in rows["policy"]],
                         pattern_shape=pattern),
             text=[f"{e:.0%}" for e in rows["efficiency"]], textposition="outside",

@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 
 from explorer.core.compare import EPS, TEXT_METRICS, Comparison
 from explorer.core.i18n import t
+from explorer.core.metrics import METRIC_LABEL_IDS
 from explorer.core.simulate import Result
 from explorer.plots.style import base_layout, byte_unit, empty_figure, format_bytes, msg
 from explorer.plots.timeline import HEATMAP_BINS, lane_utilisation, lanes, timeline_figure
@@ -160,7 +161,7 @@ def ratio_figure(comparison: Comparison, lang: str = "en") -> go.Figure:
     table = ratio_table(comparison)
     if table.empty:
         return empty_figure(_m("ratio_empty", lang), _m("ratio_title", lang))
-    labels = [t(f"metric.{name}.label", lang) for name in table["metric"]]
+    labels = [t(METRIC_LABEL_IDS[name], lang) for name in table["metric"]]
     ratio = table["ratio"].to_numpy(dtype=np.float64)
     colours = np.where(ratio >= 1.0, SIDE_COLOURS["B"], "#D55E00")
     hover = _m("hover_ratio", lang, metric="%{y}", ratio="%{customdata:.3f}")

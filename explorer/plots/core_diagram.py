@@ -54,9 +54,14 @@ def _arrow(fig: go.Figure, tail: tuple[float, float], head: tuple[float, float],
                            bgcolor="rgba(255,255,255,0.85)", font=dict(size=10, color=colour))
 
 
+#: compute unit -> message id (under ``plots.``) of its short role
+ROLE_IDS = {"CUBE": "diagram.role_CUBE", "VECTOR": "diagram.role_VECTOR",
+            "SCALAR": "diagram.role_SCALAR", "FIXPIPE": "diagram.role_FIXPIPE"}
+
+
 def _unit(name: str, lang: str) -> str:
     """Label of a compute unit: its Ascend name and a short translated role."""
-    return f"<b>{name}</b><br>{msg(f'diagram.role_{name}', lang)}"
+    return f"<b>{name}</b><br>{msg(ROLE_IDS[name], lang)}"
 
 
 def _buffer(name: str, kib: float) -> str:

@@ -49,10 +49,11 @@ def pipe_ratio_figure(per_core: pd.DataFrame, lang: str = "en") -> go.Figure:
         return empty_figure(msg("ratio.empty", lang), msg("ratio.title", lang))
     fig = go.Figure()
     custom = summary[["cores", "kinds"]].to_numpy(dtype=object)
-    for stat, colour in (("mean", "#0072B2"), ("max", "#D55E00")):
-        hover = msg(f"ratio.hover_{stat}", lang, name="%{x}", value="%{y:.1%}",
+    for stat, name_id, hover_id, colour in (("mean", "ratio.mean", "ratio.hover_mean", "#0072B2"),
+                                            ("max", "ratio.max", "ratio.hover_max", "#D55E00")):
+        hover = msg(hover_id, lang, name="%{x}", value="%{y:.1%}",
                     cores="%{customdata[0]}", kinds="%{customdata[1]}")
-        fig.add_trace(go.Bar(x=summary["name"], y=summary[stat], name=msg(f"ratio.{stat}", lang),
+        fig.add_trace(go.Bar(x=summary["name"], y=summary[stat], name=msg(name_id, lang),
                              marker_color=colour, customdata=custom,
                              hovertemplate=hover + "<extra></extra>"))
     base_layout(fig, msg("ratio.title", lang), barmode="group")
@@ -63,9 +64,9 @@ def pipe_ratio_figure(per_core: pd.DataFrame, lang: str = "en") -> go.Figure:
 
 def _balance_lines(fig: go.Figure, active: np.ndarray, lang: str) -> None:
     """Dashed mean and max lines across the bars, labelled with their values."""
-    for stat, value, colour in (("mean", active.mean(), "#333333"),
-                                ("max", active.max(), "#D55E00")):
-        text = msg(f"balance.{stat}_line", lang, value=f"{value:.3f}")
+    for line_id, value, colour in (("balance.mean_line", active.mean(), "#333333"),
+                                   ("balance.max_line", active.max(), "#D55E00")):
+        text = msg(line_id, lang, value=f"{value:.3f}")
         reference_line(fig, "y", float(value), dict(dash="dash", color=colour, width=1.5),
                        text)
 

@@ -30,6 +30,8 @@ TEXT_CELLS = 600
 #: qualitative palette for core slots (light enough for the black tail marks on top)
 SLOT_COLOURS = qualitative.Light24 + qualitative.Pastel
 COLOUR_BY = ("slot", "wave")
+#: what the cells are coloured by -> the title's message id (of the plots catalogue)
+_TITLE_IDS = {"slot": "gemm.title_slot", "wave": "gemm.title_wave"}
 
 
 def wave_summary(grid) -> dict[str, int]:
@@ -197,7 +199,7 @@ def _title(grid, panel, shown: tuple[int, int, int], colour_by: str, lang: str) 
     """Title, the waves in words, and what is left out (corner, layers) as sub-lines."""
     X, Y, Z = grid.shape
     rows, cols, layers = shown
-    title = msg(f"gemm.title_{colour_by}", lang, X=X, Y=Y, Z=Z, tasks=f"{len(grid.x):,}",
+    title = msg(_TITLE_IDS[colour_by], lang, X=X, Y=Y, Z=Z, tasks=f"{len(grid.x):,}",
                 rows=panel[0], cols=panel[1], cores=grid.block_dim)
     notes = [wave_text(grid, lang)]
     if (rows, cols) != (X, Y):

@@ -76,11 +76,12 @@ def binned_rate(t0: np.ndarray, t1: np.ndarray, value: np.ndarray,
     return edges[:-1], edges[1:], np.diff(cum) / np.diff(edges)
 
 
-def _peak_line(fig: go.Figure, peak: float | None, key: str, colour: str, lang: str) -> None:
+def _peak_line(fig: go.Figure, peak: float | None, text_id: str, colour: str,
+               lang: str) -> None:
     """A dashed horizontal line at a bandwidth peak, skipped when the peak is unknown."""
     if peak is None or not np.isfinite(peak) or peak <= 0:
         return
-    text = msg(f"bandwidth.{key}_peak", lang, value=f"{peak:.0f}")
+    text = msg(text_id, lang, value=f"{peak:.0f}")
     reference_line(fig, "y", float(peak), dict(dash="dash", color=colour, width=1.5), text)
 
 
@@ -93,19 +94,19 @@ def bandwidth_figure(bandwidth: pd.DataFrame, hbm_peak_GBps: float, l2_peak_GBps
     t1 = bandwidth["t1_ns"].to_numpy(dtype=np.float64)
     binned = len(t0) > MAX_SEGMENTS
     fig = go.Figure()
-    for column, key, colour in (("hbm_GBps", "hbm", SOURCE_COLOURS["HBM"]),
-                                ("l2_GBps", "l2", SOURCE_COLOURS["L2"])):
+    for column, name_id, colour in (("hbm_GBps", "bandwidth.hbm", SOURCE_COLOURS["HBM"]),
+                                    ("l2_GBps", "bandwidth.l2", SOURCE_COLOURS["L2"])):
         if column not in bandwidth:
             continue
         rate = bandwidth[column].to_numpy(dtype=np.float64)
         x, y = step_points(*(binned_rate(t0, t1, rate, BINS) if binned else (t0, t1, rate)))
         hover = msg("bandwidth.hover", lang, time="%{x:.3f}", value="%{y:.1f}")
         fig.add_trace(go.Scatter(x=x / _NS_PER_US, y=y, mode="lines",
-                                 name=msg(f"bandwidth.{key}", lang),
+                                 name=msg(name_id, lang),
                                  line=dict(color=colour, width=2),
                                  hovertemplate=hover + "<extra>%{fullData.name}</extra>"))
-    _peak_line(fig, hbm_peak_GBps, "hbm", SOURCE_COLOURS["HBM"], lang)
-    _peak_line(fig, l2_peak_GBps, "l2", SOURCE_COLOURS["L2"], lang)
+    _peak_line(fig, hbm_peak_GBps, "bandwidth.hbm_peak", SOURCE_COLOURS["HBM"], lang)
+    _peak_line(fig, l2_peak_GBps, "bandwidth.l2_peak", SOURCE_COLOURS["L2"], lang)
     width = (t1.max() - t0.min()) / BINS / _NS_PER_US
     title = msg("bandwidth.title", lang) + (msg("bandwidth.binned", lang, width=f"{width:.3g}")
                                             if binned else "")

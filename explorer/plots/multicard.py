@@ -14,8 +14,11 @@ from plotly.subplots import make_subplots
 
 from explorer.plots.style import base_layout, empty_figure, msg
 
-PARTS = (("attention_ms", "#009E73"), ("append_ms", "#56B4E9"),
-         ("linear_ms", "#E69F00"), ("allreduce_ms", "#D55E00"))
+#: the split's parts: column, name (message id under ``plots.multicard.``), colour
+PARTS = (("attention_ms", "part.attention_ms", "#009E73"),
+         ("append_ms", "part.append_ms", "#56B4E9"),
+         ("linear_ms", "part.linear_ms", "#E69F00"),
+         ("allreduce_ms", "part.allreduce_ms", "#D55E00"))
 MEASURED, IDEAL = "#0072B2", "#7F7F7F"
 
 
@@ -71,8 +74,8 @@ def split_figure(table: pd.DataFrame, lang: str = "en") -> go.Figure:
         return empty_figure(_m("empty", lang), _m("split_title", lang))
     fig = go.Figure()
     x = [str(n) for n in table["N"]]
-    for part, colour in PARTS:
-        name = _m(f"part.{part}", lang)
+    for part, name_id, colour in PARTS:
+        name = _m(name_id, lang)
         fig.add_trace(go.Bar(x=x, y=table[part], name=name, marker_color=colour,
                              meta=f"split:{part}",
                              hovertemplate=f"{name}<br>%{{y:,.2f}} ms<extra></extra>"))

@@ -23,6 +23,21 @@ _FRONT = "#D55E00"
 _GM_FILL, _BUF_FILL, _UNUSED = "#FFF4D6", "#F2F2F2", "#FAFAFA"
 #: compensations drawn at most (the rest are the same story)
 MAX_COMP_POINTS = 2000
+#: message ids under ``plots.precision.`` (what ``_p`` takes): the Pareto figure's y axis
+#: per error column, each accumulation strategy, each method of the blog's sum, each
+#: quantisation granularity, each accumulator and each operation's note in the sandwich
+PARETO_Y_IDS = {"rel_fro": "pareto.y_rel_fro", "max_abs": "pareto.y_max_abs",
+                "mean_rel": "pareto.y_mean_rel"}
+STRATEGY_IDS = {"fp32": "strategy.fp32", "fp16": "strategy.fp16",
+                "pairwise": "strategy.pairwise", "kahan": "strategy.kahan"}
+BLOG_METHOD_IDS = {"fp32": "blog.method.fp32", "kahan": "blog.method.kahan"}
+GRANULARITY_IDS = {"tensor": "granularity.tensor", "channel": "granularity.channel",
+                   "token": "granularity.token", "group": "granularity.group"}
+ACCUMULATOR_IDS = {"fp32": "sandwich.acc.fp32", "fp16": "sandwich.acc.fp16",
+                   "pairwise": "sandwich.acc.pairwise", "kahan": "sandwich.acc.kahan",
+                   "int32": "sandwich.acc.int32"}
+NOTE_IDS = {"gemm": "sandwich.note.gemm", "attention_score": "sandwich.note.attention_score",
+            "kv_storage": "sandwich.note.kv_storage"}
 
 
 def _p(msg_id: str, lang: str, **values: object) -> str:
@@ -112,7 +127,7 @@ def pareto_figure(table: pd.DataFrame, lang: str = "en", *, label_col: str = "di
     fig.update_xaxes(type="log", title_text=_p(x_key, lang), range=[
         np.log10(pts["time_us"].min()) - pad, np.log10(pts["time_us"].max()) + pad])
     fig.update_yaxes(type="log", exponentformat="power",
-                     title_text=_p(f"pareto.y_{error_col}", lang))
+                     title_text=_p(PARETO_Y_IDS[error_col], lang))
     return fig
 
 
@@ -129,7 +144,7 @@ def error_vs_k_figure(df: pd.DataFrame, lang: str = "en", *, compute: str = "fp1
     for strategy, part in df.groupby("strategy", sort=False):
         colour = STRATEGY_COLOURS.get(strategy, "#333333")
         width = 4 if strategy == highlight else 2
-        name = _p(f"strategy.{strategy}", lang)
+        name = _p(STRATEGY_IDS[strategy], lang)
         fig.add_trace(go.Scatter(x=part["k"], y=part["rel_error"].clip(lower=1e-18),
                                  mode="lines+markers", name=name, meta=f"error:{strategy}",
                                  legendgroup=strategy, line=dict(color=colour, width=width),
@@ -186,7 +201,7 @@ def blog_kahan_figure(result: dict, lang: str = "en") -> go.Figure:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=(
         _p("blog.errors_title", lang), _p("blog.comp_title", lang)))
     table = result["table"]
-    names = [_p(f"blog.method.{m.replace('.', '_')}", lang) if not m.startswith("blog_beta_")
+    names = [_p(BLOG_METHOD_IDS[m.replace(".", "_")], lang) if not m.startswith("blog_beta_")
              else _p("blog.method.blog", lang, beta=m.removeprefix("blog_beta_"))
              for m in table["method"]]
     colours = ["#0072B2", "#009E73", "#D55E00", "#E69F00"][:len(names)]
@@ -249,14 +264,14 @@ def _cube_row(fig: go.Figure, st: dict, lang: str) -> None:
     """GM -> L1 -> L0A/L0B -> L0C -> Fixpipe (or UB Cast) -> GM along the top."""
     stored, other = _operands(st, lang)
     scales = _p("sandwich.scales", lang, granularity=_p(
-        f"granularity.{st['granularity']}", lang)) if st["quantized"] else ""
+        GRANULARITY_IDS[st["granularity"]], lang)) if st["quantized"] else ""
     _box(fig, (1, 58, 17, 90), f"<b>GM</b><br>{stored}: {st['gm_in']}"
          + (f"<br>{scales}" if scales else "") + f"<br>{other}: {st['gm_act']}", _GM_FILL)
     _box(fig, (23, 62, 35, 86), _fmt("L1", st["l1"]), _BUF_FILL)
     _box(fig, (41, 62, 53, 86), _fmt("L0A / L0B", st["l0"] + (" (HF32)" if st["hf32"] else "")),
          _BUF_FILL)
     _box(fig, (59, 62, 71, 86), _fmt("L0C", st["l0c"]) + "<br>" +
-         _p(f"sandwich.acc.{st['acc']}", lang), "#FBE3D6")
+         _p(ACCUMULATOR_IDS[st["acc"]], lang), "#FBE3D6")
     if st["has_fixpipe"]:
         _box(fig, (76, 62, 87, 86), _fmt("Fixpipe", f"quantPre<br>{st['fixpipe']}"), "#FCEBC8")
     else:
@@ -283,7 +298,7 @@ def _vector_row(fig: go.Figure, st: dict, lang: str) -> None:
     _arrow(fig, (9, 58), (20, 30), "DataCopy<br>MTE2", PIPE_COLOURS["MTE2"] if used
            else "#BBBBBB", shift=0)
     _arrow(fig, (44, 30), (29, 62), _p("sandwich.to_l1", lang), colour, shift=0)
-    fig.add_annotation(x=72, y=27, text=_p(f"sandwich.note.{st['operation']}", lang),
+    fig.add_annotation(x=72, y=27, text=_p(NOTE_IDS[st["operation"]], lang),
                        showarrow=False, align="left", font=dict(size=11), width=330)
 
 

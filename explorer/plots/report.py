@@ -47,7 +47,7 @@ import plotly.offline
 
 from explorer.core import Scenario, advisor
 from explorer.core.i18n import LANGUAGES, t
-from explorer.core.metrics import METRICS
+from explorer.core.metrics import METRIC_DEF_IDS, METRICS
 from explorer.core.trace import chrome_trace
 from explorer.core.validation import model_card
 from explorer.plots.report_figures import result_sections
@@ -271,7 +271,7 @@ def html_report(result, lang: str = "en", explanation: str = "") -> str:
 
 def metrics_csv(result, lang: str = "en") -> str:
     """Every metric: name, raw value, unit and definition (for spreadsheets)."""
-    rows = [(name, result.metrics[name], unit, t(f"metric.{name}.def", lang))
+    rows = [(name, result.metrics[name], unit, t(METRIC_DEF_IDS[name], lang))
             for name, unit in METRICS.items() if name in result.metrics]
     return pd.DataFrame(rows, columns=["metric", "value", "unit", "definition"]).to_csv(
         index=False)

@@ -46,11 +46,12 @@ def _roofs(chip, precision: str, lang: str) -> list[tuple[str, float, str, str]]
 def _slopes(chip, lang: str) -> list[tuple[str, float, str, str]]:
     """Memory slopes as (meta id, GB/s, legend name, colour), slowest first."""
     slopes = []
-    for key, attr, colour in (("hbm", "hbm_bytes_per_ns", SOURCE_COLOURS["HBM"]),
-                              ("l2", "l2_bytes_per_ns", SOURCE_COLOURS["L2"])):
+    for key, attr, name_id, colour in (
+            ("hbm", "hbm_bytes_per_ns", "roofline.hbm_slope", SOURCE_COLOURS["HBM"]),
+            ("l2", "l2_bytes_per_ns", "roofline.l2_slope", SOURCE_COLOURS["L2"])):
         bw = _positive(getattr(chip, attr, None))
         if bw:
-            name = msg(f"roofline.{key}_slope", lang, value=f"{bw:.0f}")
+            name = msg(name_id, lang, value=f"{bw:.0f}")
             slopes.append((f"slope:{key}", bw, name, colour))
     return sorted(slopes, key=lambda slope: slope[1])
 

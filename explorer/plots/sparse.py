@@ -29,6 +29,14 @@ MAX_COLUMNS = 2048
 #: points of the norm / attention scatter; beyond, every k-th token
 MAX_POINTS = 8192
 NS_PER_MS = 1e6
+#: message ids under ``plots.sparse.`` (what ``_m`` takes): each policy's name, each
+#: accuracy metric's panel title, each byte count's bar and each step's bar
+POLICY_IDS = {"norm_high": "policy.norm_high", "norm_low": "policy.norm_low", "h2o": "policy.h2o",
+              "streaming": "policy.streaming", "quest": "policy.quest", "random": "policy.random"}
+METRIC_IDS = {"mass_recall": "metric.mass_recall", "output_error": "metric.output_error",
+              "topk_overlap": "metric.topk_overlap"}
+BYTES_IDS = {"dense": "bytes.dense", "stored": "bytes.stored", "read": "bytes.read"}
+STEP_IDS = {"dense": "step.dense", "sparse": "step.sparse", "amortised": "step.amortised"}
 
 
 def _m(msg_id: str, lang: str, **values: object) -> str:
@@ -36,7 +44,7 @@ def _m(msg_id: str, lang: str, **values: object) -> str:
 
 
 def policy_name(policy: str, lang: str) -> str:
-    return _m(f"policy.{policy}", lang)
+    return _m(POLICY_IDS[policy], lang)
 
 
 # ---- accuracy against the keep ratio -----------------------------------------------------
@@ -59,7 +67,7 @@ def accuracy_figure(summary: pd.DataFrame, lang: str = "en", chosen: str = "",
     ratio. Columns: policy, keep_ratio, kept and the METRICS (``sparse_study.summary``)."""
     if len(summary) == 0:
         return empty_figure(_m("accuracy_empty", lang), _m("accuracy_title", lang))
-    fig = panels([_m(f"metric.{m}", lang) for m in METRICS], 0.07)
+    fig = panels([_m(METRIC_IDS[m], lang) for m in METRICS], 0.07)
     fig.add_traces([_metric_line(rows, metric, col, policy, lang, policy == chosen)
                     .update(xaxis=f"x{col}", yaxis=f"y{col}")
                     for col, metric in enumerate(METRICS, start=1)
@@ -158,7 +166,7 @@ def memory_figure(parts: Mapping[str, float], lang: str = "en") -> go.Figure:
     divisor, unit = byte_unit(sizes.max())
     dense = float(parts.get("dense", sizes.max()))
     fig = go.Figure(go.Bar(
-        x=sizes / divisor, y=[_m(f"bytes.{n}", lang) for n in names], orientation="h",
+        x=sizes / divisor, y=[_m(BYTES_IDS[n], lang) for n in names], orientation="h",
         meta="bytes", marker_color=["#7F7F7F" if n == "dense" else "#0072B2" for n in names],
         text=[_m("bytes_text", lang, size=format_bytes(s), share=f"{s / dense:.0%}")
               for s in sizes], textposition="auto",
@@ -175,7 +183,7 @@ def time_figure(dense_ns: float, sparse_ns: float, compress_ns: float,
     its steps (``compress_ns`` per step, hatched on top of the sparse step)."""
     if dense_ns <= 0:
         return empty_figure(_m("time_empty", lang), _m("time_title", lang))
-    rows = [_m(f"step.{name}", lang) for name in ("dense", "sparse", "amortised")]
+    rows = [_m(STEP_IDS[name], lang) for name in ("dense", "sparse", "amortised")]
     steps = np.array([dense_ns, sparse_ns, sparse_ns]) / NS_PER_MS
     totals = steps + np.array([0.0, 0.0, compress_ns / NS_PER_MS])
     fig = go.Figure(go.Bar(

@@ -22,6 +22,13 @@ pio.templates.default = TEMPLATE
 
 # Lane order of Ascend's simulator trace; the timeline sorts lanes of a core this way.
 PIPES: tuple[str, ...] = ("CUBE", "VECTOR", "SCALAR", "MTE1", "MTE2", "MTE3", "FIXP")
+# Message ids (under ``plots.``, what ``msg`` takes) of each pipe's and each source's name.
+PIPE_IDS: dict[str, str] = {
+    "CUBE": "pipe.CUBE", "VECTOR": "pipe.VECTOR", "SCALAR": "pipe.SCALAR", "MTE1": "pipe.MTE1",
+    "MTE2": "pipe.MTE2", "MTE3": "pipe.MTE3", "FIXP": "pipe.FIXP",
+}
+SOURCE_IDS: dict[str, str] = {"HBM": "source.HBM", "L2": "source.L2",
+                              "multicast": "source.multicast", "onchip": "source.onchip"}
 
 # One colour per pipe (colour-blind friendly Okabe-Ito palette plus grey for SCALAR).
 PIPE_COLOURS: dict[str, str] = {
@@ -72,14 +79,14 @@ def msg(msg_id: str, lang: str, **values: object) -> str:
 def pipe_name(pipe: str, lang: str) -> str:
     """Legend name of a pipe: Ascend's lane name plus what it does, in the chosen language."""
     if pipe in PIPES:
-        return msg(f"pipe.{pipe}", lang)
+        return msg(PIPE_IDS[pipe], lang)
     return pipe
 
 
 def source_name(served_from: str, lang: str) -> str:
     """Legend name of where traffic was served from (HBM, L2, multicast or on-chip)."""
     key = served_from if served_from in ("HBM", "L2", "multicast") else "onchip"
-    return msg(f"source.{key}", lang)
+    return msg(SOURCE_IDS[key], lang)
 
 
 def byte_unit(max_bytes: float) -> tuple[float, str]:

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.core.i18n import t
-from explorer.core.metrics import METRICS
+from explorer.core.metrics import METRIC_LABEL_IDS, METRICS
 from explorer.plots.style import base_layout, empty_figure, msg
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -31,7 +31,7 @@ def _m(msg_id: str, lang: str, **values: object) -> str:
 def metric_label(metric: str, lang: str) -> str:
     """``Kernel duration (µs)``: the metric's translated name and its unit."""
     unit = METRICS.get(metric, "")
-    label = t(f"metric.{metric}.label", lang) if metric in METRICS else metric
+    label = t(METRIC_LABEL_IDS[metric], lang) if metric in METRICS else metric
     return f"{label} ({unit})" if unit else label
 
 

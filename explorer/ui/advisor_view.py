@@ -12,12 +12,12 @@ import urllib.parse
 import streamlit as st
 
 from explorer.core import Result
-from explorer.core.advisor import CHECKS, DEFAULT_THRESHOLDS, Tip, advise, checklist_table, \
-    improved, promise_text
+from explorer.core.advisor import BOUND_IDS, CHECK_IDS, CHECKS, DEFAULT_THRESHOLDS, METRIC_IDS, \
+    Tip, advise, checklist_table, improved, promise_text
 from explorer.ui import errors, run_view, state
 from hardware_presets.errors import InputError
 
-TRIED = "advisor.tried"  # session key: scenario keys of the what-ifs tried
+TRIED = "adv.tried"  # session key: scenario keys of the what-ifs tried
 THRESHOLD_PREFIX = "advisor.threshold."
 
 
@@ -28,7 +28,7 @@ def _thresholds() -> dict[str, float]:
         columns = st.columns(3)
         for i, key in enumerate(CHECKS):
             name = THRESHOLD_PREFIX + key
-            columns[i % 3].number_input(state.tr(f"advisor.check.{key}.name") + " (%)",
+            columns[i % 3].number_input(state.tr(CHECK_IDS[key][0]) + " (%)",
                                         min_value=0.0, max_value=100.0, step=5.0,
                                         format="%.0f",
                                         **state.bound(name, DEFAULT_THRESHOLDS[key] * 100))
@@ -45,7 +45,7 @@ def _outcome(result: Result, tip: Tip) -> None:
         return
     old_m, new_m = result.metrics, new.metrics
     st.markdown(state.tr(
-        "advisor.outcome", metric=state.tr(f"advisor.metric.{tip.metric}"),
+        "advisor.outcome", metric=state.tr(METRIC_IDS[tip.metric]),
         old=run_view.metric_value(tip.metric, old_m[tip.metric]),
         new=run_view.metric_value(tip.metric, new_m[tip.metric]),
         old_ms=f"{old_m['makespan_us']:.2f}", new_ms=f"{new_m['makespan_us']:.2f}"))
@@ -76,7 +76,7 @@ def show_advisor(result: Result) -> None:
     advice = advise(result, _thresholds())
     st.dataframe(checklist_table(advice, state.language()), hide_index=True)
     st.markdown(f"##### {state.tr('advisor.bound_title')}")
-    st.markdown(state.tr(f"advisor.bound.{advice.bound}", **advice.bound_values))
+    st.markdown(state.tr(BOUND_IDS[advice.bound], **advice.bound_values))
     st.markdown(f"##### {state.tr('advisor.tips_title')}")
     if not advice.tips:
         st.info(state.tr("advisor.no_tips"))

@@ -21,6 +21,22 @@ OVERRIDE_ERROR = "chip_override_error"
 _ROW_COLOURS = {"estimated": "background-color: rgba(230, 159, 0, 0.18)",
                 "override": "background-color: rgba(0, 114, 178, 0.15)"}
 _STATUS_MARK = {"estimated": "⚠ ", "override": "✎ "}
+#: message ids: each section's heading, each provenance status (short, and the legend's
+#: sentence), each confidence and each column heading of the fields and peaks tables
+SECTION_IDS = {"cores": "chip_section.cores", "memory": "chip_section.memory",
+               "cube": "chip_section.cube", "vector": "chip_section.vector",
+               "transfer": "chip_section.transfer"}
+STATUS_IDS = {"published": "ui.status.published", "derived": "ui.status.derived",
+              "estimated": "ui.status.estimated", "override": "ui.status.override"}
+PROVENANCE_IDS = {"published": "provenance.status.published",
+                  "derived": "provenance.status.derived",
+                  "estimated": "provenance.status.estimated",
+                  "override": "provenance.status.override"}
+CONFIDENCE_IDS = {"H": "ui.confidence.H", "M": "ui.confidence.M", "L": "ui.confidence.L"}
+COLUMN_IDS = {"field": "ui.chip.col.field", "key": "ui.chip.col.key",
+              "value": "ui.chip.col.value", "unit": "ui.chip.col.unit",
+              "status": "ui.chip.col.status", "confidence": "ui.chip.col.confidence",
+              "source": "ui.chip.col.source", "note": "ui.chip.col.note"}
 
 
 # ---- the override editor -----------------------------------------------------------------
@@ -56,7 +72,7 @@ def override_editor(chip: hp.Chip) -> None:
         specs = [s for s in FIELDS.values() if s.section == section and s.tunable]
         if not specs:
             continue
-        with st.expander(state.tr(f"chip_section.{section}"), expanded=i == 0):
+        with st.expander(state.tr(SECTION_IDS[section]), expanded=i == 0):
             columns = st.columns(3)
             for j, spec in enumerate(specs):
                 widgets.field_input(spec, getattr(chip, spec.key), _on_field_change,
@@ -72,7 +88,7 @@ def pop_override_error() -> InputError | None:
 
 # ---- tables ------------------------------------------------------------------------------
 def _status(status: str) -> str:
-    word = state.tr("estimate.label") if status == "estimated" else state.tr(f"ui.status.{status}")
+    word = state.tr("estimate.label") if status == "estimated" else state.tr(STATUS_IDS[status])
     return _STATUS_MARK.get(status, "") + word
 
 
@@ -84,8 +100,8 @@ def fields_table(chip: hp.Chip) -> pd.DataFrame:
         rows.append({
             "field": state.tr(spec.label_id), "key": key,
             "value": widgets.number(getattr(chip, key)), "unit": widgets.unit(spec.unit),
-            "status": _status(prov.status), "confidence": state.tr(
-                f"ui.confidence.{prov.confidence}"),
+            "status": _status(prov.status),
+            "confidence": state.tr(CONFIDENCE_IDS[prov.confidence]),
             "source": prov.source, "note": prov.note, "_status": prov.status})
     return pd.DataFrame(rows)
 
@@ -94,13 +110,13 @@ def show_fields_table(chip: hp.Chip) -> None:
     """The fields table, estimated rows tinted amber and overrides blue."""
     table = fields_table(chip)
     colours = [_ROW_COLOURS.get(s, "") for s in table.pop("_status")]
-    table.columns = [state.tr(f"ui.chip.col.{c}") for c in table.columns]
+    table.columns = [state.tr(COLUMN_IDS[c]) for c in table.columns]
     styled = table.style.apply(lambda row: [colours[row.name]] * len(row), axis=1)
-    wide = {state.tr(f"ui.chip.col.{c}"): st.column_config.TextColumn(width="large")
+    wide = {state.tr(COLUMN_IDS[c]): st.column_config.TextColumn(width="large")
             for c in ("source", "note")}
     st.dataframe(styled, hide_index=True, width="stretch", height="content",
                  column_config=wide, key="chip_fields")
-    st.caption(" · ".join(state.tr(f"provenance.status.{s}") for s in hp.STATUSES))
+    st.caption(" · ".join(state.tr(PROVENANCE_IDS[s]) for s in hp.STATUSES))
 
 
 def peaks_table(chip: hp.Chip) -> pd.DataFrame:

@@ -13,7 +13,14 @@ import streamlit as st
 
 import hardware_presets as hp
 from explorer.core.claims import claims
-from explorer.core.claims_data import Card, counts, format_value, text_values
+from explorer.core.claims_data import (
+    SOURCE_IDS,
+    VERDICT_IDS,
+    Card,
+    counts,
+    format_value,
+    text_values,
+)
 from explorer.ui import errors, state
 
 BADGE_COLOURS = {"holds": "green", "wrong": "red", "inconsistent": "orange",
@@ -31,9 +38,9 @@ def cached_claims(chip: hp.Chip) -> list[Card]:
 def figures_table(card: Card, lang: str) -> pd.DataFrame:
     """The card's figures: label, printed value, source, in the session's language."""
     return pd.DataFrame({
-        state.tr("claims.col.figure"): [state.tr(f"claims.fig.{f.name}") for f in card.figures],
+        state.tr("claims.col.figure"): [state.tr(f.label_id) for f in card.figures],
         state.tr("claims.col.value"): [format_value(f, lang) for f in card.figures],
-        state.tr("claims.col.source"): [state.tr(f"claims.source.{f.source}")
+        state.tr("claims.col.source"): [state.tr(SOURCE_IDS[f.source])
                                         for f in card.figures],
     })
 
@@ -43,7 +50,7 @@ def show_summary(cards: list[Card], chip: hp.Chip) -> None:
 
 
 def _badge(card: Card) -> None:
-    st.badge(state.tr(f"claims.verdict.{card.verdict}"), icon=BADGE_ICONS[card.verdict],
+    st.badge(state.tr(VERDICT_IDS[card.verdict]), icon=BADGE_ICONS[card.verdict],
              color=BADGE_COLOURS[card.verdict])
 
 

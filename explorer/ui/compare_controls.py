@@ -18,6 +18,10 @@ from hardware_presets.errors import InputError
 
 SIDES = ("a", "b")
 SOURCES = ("gallery", "upload")
+#: message ids of each side's heading and of each source's name
+SIDE_IDS = {"a": "ui.compare.side_a", "b": "ui.compare.side_b"}
+SOURCE_IDS = {"gallery": "ui.compare.source_choice.gallery",
+              "upload": "ui.compare.source_choice.upload"}
 PREFIX = "cmp."
 MAX_UPLOAD_BYTES = 1 << 20
 UPLOAD_TYPES = ("toml", "json")
@@ -80,8 +84,8 @@ def pair_buttons() -> None:
 def entry_label(scenario_id: str) -> str:
     """"Double buffering (vector add) · BUFFER_NUM = 1" for half a pair, else the title."""
     found = gallery.entry(scenario_id)
-    title = state.tr(f"gallery.{found.lesson}")
-    return f"{title} · {state.tr(f'gallery.{found.id}')}" if found.pair else title
+    title = state.tr(gallery.lesson_ids(found.lesson)[0])
+    return f"{title} · {state.tr(found.title_id)}" if found.pair else title
 
 
 def parse_upload(data: bytes, filename: str, lang: str = "en") -> Scenario:
@@ -103,7 +107,7 @@ def _from_gallery(side: str, where) -> Scenario:
         help=state.tr("ui.compare.pick_help"), **state.bound(key(side), chosen_id(side)))
     found = gallery.entry(scenario_id)
     if not found.pair:
-        where.caption(state.tr(f"gallery.{found.lesson}_help"))
+        where.caption(state.tr(gallery.lesson_ids(found.lesson)[1]))
     return gallery.load(scenario_id)
 
 
@@ -125,10 +129,10 @@ def _from_upload(side: str, where) -> Scenario | None:
 
 def _side(side: str, where) -> Scenario | None:
     """One side's heading, source and scenario (None until a valid one is chosen)."""
-    where.subheader(state.tr(f"ui.compare.side_{side}"))
+    where.subheader(state.tr(SIDE_IDS[side]))
     chosen = where.radio(
         state.tr("ui.compare.source"), SOURCES, horizontal=True,
-        format_func=lambda s: state.tr(f"ui.compare.source_choice.{s}"),
+        format_func=lambda s: state.tr(SOURCE_IDS[s]),
         help=state.tr("ui.compare.source_help"),
         **state.bound(key(f"{side}_source"), source(side)))
     scenario = (_from_gallery if chosen == "gallery" else _from_upload)(side, where)

@@ -13,13 +13,19 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.core import Scenario
+from explorer.core import Scenario, gallery
 from explorer.core import compare as cmp
 from explorer.plots import compare as plots
 from explorer.plots.other_reports import compare_report
 from explorer.ui import run_view, state
 
 COLUMNS = ("metric", "a", "b", "delta", "ratio", "unit", "definition")
+#: message ids: the table's column headings, the half-width figures' titles, the downloads
+COLUMN_IDS = {"metric": "ui.compare.col.metric", "a": "ui.compare.col.a", "b": "ui.compare.col.b",
+              "delta": "ui.compare.col.delta", "ratio": "ui.compare.col.ratio",
+              "unit": "ui.compare.col.unit", "definition": "ui.compare.col.definition"}
+FIGURE_TITLE_IDS = {"traffic": "ui.compare.traffic_title", "ratio": "ui.compare.ratio_title"}
+DOWNLOAD_IDS = {"a": "ui.compare.download_a", "b": "ui.compare.download_b"}
 #: unitless metrics that are counts, not ratios (run_view shows a unitless value in %)
 COUNTS = ("instructions", "cores_used")
 
@@ -93,7 +99,7 @@ def display_table(c: cmp.Comparison) -> pd.DataFrame:
         "ratio": [_number(v, ".3f") for v in table["ratio"]],
         "unit": table["unit"],
         "definition": [state.tr(d) for d in table["definition"]],
-    }).rename(columns={k: state.tr(f"ui.compare.col.{k}") for k in COLUMNS})
+    }).rename(columns={k: state.tr(COLUMN_IDS[k]) for k in COLUMNS})
 
 
 def show_table(c: cmp.Comparison) -> None:
@@ -110,7 +116,7 @@ def show_figures(a: Scenario, b: Scenario) -> None:
     st.caption(state.tr("ui.compare.timelines_help"))
     for column, kind in zip(st.columns(2), ("traffic", "ratio")):
         with column:
-            st.subheader(state.tr(f"ui.compare.{kind}_title"))
+            st.subheader(state.tr(FIGURE_TITLE_IDS[kind]))
             run_view.show(figure(kind, a, b, lang), key=f"cmp_{kind}")
     st.caption(state.tr("ui.compare.ratio_help"))
 
@@ -134,7 +140,7 @@ def show_downloads(c: cmp.Comparison) -> None:
                          file_name="comparison.csv", mime="text/csv", key="cmp_dl_csv",
                          icon=":material/table:", **common)
     for where, side, result in ((middle, "a", c.a), (right, "b", c.b)):
-        where.download_button(state.tr(f"ui.compare.download_{side}"),
+        where.download_button(state.tr(DOWNLOAD_IDS[side]),
                               result.scenario.to_toml(), file_name=f"scenario_{side}.toml",
                               mime="application/toml", key=f"cmp_dl_{side}",
                               icon=":material/description:", **common)
@@ -143,8 +149,8 @@ def show_downloads(c: cmp.Comparison) -> None:
 def show(a: Scenario, b: Scenario, lesson: str | None) -> None:
     """Everything about the pair of runs, diff first."""
     if lesson:
-        st.info(state.tr("ui.compare.lesson", title=state.tr(f"gallery.{lesson}"),
-                         text=state.tr(f"gallery.{lesson}_help")),
+        title_id, help_id = gallery.lesson_ids(lesson)
+        st.info(state.tr("ui.compare.lesson", title=state.tr(title_id), text=state.tr(help_id)),
                 icon=":material/school:")
     c = comparison(a, b)
     show_diff(c)

@@ -12,7 +12,7 @@ import re
 
 import streamlit as st
 
-from explorer.core.i18n import has, t
+from explorer.core.i18n import has, param_label_id, t
 from hardware_presets import FIELDS
 from hardware_presets.errors import InputError
 
@@ -29,8 +29,8 @@ def field_label(field: str, lang: str) -> str:
     key = re.split(r"[\s:.]+", field.strip())[-1]
     if key in FIELDS:
         return f"{t(FIELDS[key].label_id, lang)} ({field})"
-    if field.startswith("params.") and has(f"ui.param.{key}.label", lang):
-        return f"{t(f'ui.param.{key}.label', lang)} ({field})"
+    if field.startswith("params.") and has(param_label_id(key), lang):
+        return f"{t(param_label_id(key), lang)} ({field})"
     return field
 
 

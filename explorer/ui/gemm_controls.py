@@ -13,7 +13,7 @@ by the page; the controls stay as they were so the user can fix it.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 
@@ -107,11 +107,23 @@ def _widget(name: str, where, **kwargs):
     return widgets.param_widget(SPECS[name], key(name), where=where, **kwargs)
 
 
-def labels(prefix: str) -> Callable[[str], str]:
-    """format_func naming a choice by ``<prefix>.<choice>`` (":" becomes "_"). The language
-    is bound now: a format_func may also be called outside the script run (AppTest)."""
+#: the message ids naming the choices of a widget (":" of a choice becomes "_" in its id)
+SPARSITY_IDS = {"dense": "ui.gemm.sparsity.dense", "4:2": "ui.gemm.sparsity.4_2",
+                "2:4": "ui.gemm.sparsity.2_4"}
+SPLIT_K_MODE_IDS = {"workspace": "ui.gemm.split_k_mode.workspace",
+                    "atomic": "ui.gemm.split_k_mode.atomic"}
+POLICY_IDS = {"row_major": "ui.gemm.policy.row_major", "col_major": "ui.gemm.policy.col_major",
+              "swizzle": "ui.gemm.policy.swizzle", "cluster": "ui.gemm.policy.cluster"}
+BALANCE_IDS = {"round_robin": "ui.gemm.balance.round_robin",
+               "static": "ui.gemm.balance.static", "lpt": "ui.gemm.balance.lpt"}
+COLOUR_BY_IDS = {"slot": "ui.gemm.grid.colour.slot", "wave": "ui.gemm.grid.colour.wave"}
+
+
+def labels(ids: Mapping[str, str]) -> Callable[[str], str]:
+    """format_func naming a choice by its message id in ``ids``. The language is bound
+    now: a format_func may also be called outside the script run (AppTest)."""
     lang = state.language()
-    return lambda choice: t(f"{prefix}.{choice.replace(':', '_')}", lang)
+    return lambda choice: t(ids[choice], lang)
 
 
 def _dtype_label(chip: Chip) -> Callable[[str], str]:
@@ -135,7 +147,7 @@ def _problem(chip: Chip, where) -> dict:
             help=widgets.param_help(spec), **state.bound(key("quant_scale"), spec.default))
     p["bias"] = _widget("bias", where)
     p["sparsity"] = _widget("sparsity", where, options=SPECS["sparsity"].choices,
-                            format_func=labels("ui.gemm.sparsity"))
+                            format_func=labels(SPARSITY_IDS))
     return p
 
 
@@ -171,10 +183,10 @@ def _grid(chip: Chip, p: dict, where) -> dict:
     for name, hi in most.items():
         p[name] = _widget(name, where, max_value=_clamp(name, hi))
     p["split_k_mode"] = _widget("split_k_mode", where,
-                                format_func=labels("ui.gemm.split_k_mode"))
-    p["policy"] = _widget("policy", where, format_func=labels("ui.gemm.policy"))
+                                format_func=labels(SPLIT_K_MODE_IDS))
+    p["policy"] = _widget("policy", where, format_func=labels(POLICY_IDS))
     p["group"] = _widget("group", where)
-    p["balance"] = _widget("balance", where, format_func=labels("ui.gemm.balance"))
+    p["balance"] = _widget("balance", where, format_func=labels(BALANCE_IDS))
     return p
 
 

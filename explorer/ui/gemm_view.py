@@ -17,6 +17,7 @@ import streamlit as st
 from explorer import plots
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
+from explorer.core.metrics import METRIC_DEF_IDS
 from explorer.plots import gemm as gemm_plots
 from explorer.ui import gemm_controls, run_view, state
 from kernels.gemm import kernel as gemm
@@ -26,6 +27,11 @@ METRIC_ROWS = (("makespan_us", "achieved_tflops", "aic_cube_ratio", "bound"),
                ("hbm_GBps", "arithmetic_intensity", "roofline_efficiency",
                 "load_balance_mean_max"))
 FIGURE_ROWS = (("roofline", "pipe_ratio"), ("traffic", "load_balance"))
+#: figure -> message id of its caption (what to notice in it)
+CAPTION_IDS = {"roofline": "ui.gemm.caption.roofline", "pipe_ratio": "ui.gemm.caption.pipe_ratio",
+               "traffic": "ui.gemm.caption.traffic",
+               "load_balance": "ui.gemm.caption.load_balance",
+               "bandwidth": "ui.gemm.caption.bandwidth"}
 COLOUR_BY = "gm.view.colour_by"
 
 
@@ -67,7 +73,7 @@ def show_grid(scenario: Scenario) -> None:
     st.subheader(state.tr("ui.gemm.grid.title"))
     colour_by = st.radio(state.tr("ui.gemm.grid.colour_by"), gemm_plots.COLOUR_BY,
                          horizontal=True, help=state.tr("ui.gemm.grid.colour_by_help"),
-                         format_func=gemm_controls.labels("ui.gemm.grid.colour"),
+                         format_func=gemm_controls.labels(gemm_controls.COLOUR_BY_IDS),
                          **state.bound(COLOUR_BY, "slot"))
     pl = plan(scenario)
     run_view.show(grid_figure(scenario, state.language(), colour_by), key="task_grid")
@@ -102,7 +108,7 @@ def show_metrics(result: Result) -> None:
             if name == "achieved_tflops":
                 _tflops_metric(column, result)
                 continue
-            help_id = f"metric.{name}.def"
+            help_id = METRIC_DEF_IDS.get(name, "")
             column.metric(run_view.metric_label(name),
                           run_view.metric_value(name, result.metrics[name]),
                           help=state.tr(help_id) if has(help_id) else None, border=True)
@@ -126,7 +132,7 @@ def _figure(kind: str, scenario: Scenario, lang: str) -> go.Figure:
 def show_figure(kind: str, scenario: Scenario) -> None:
     """One summary figure with what to notice in it."""
     run_view.show(_figure(kind, scenario, state.language()), key=kind)
-    st.caption(state.tr(f"ui.gemm.caption.{kind}"))
+    st.caption(state.tr(CAPTION_IDS[kind]))
 
 
 def show_figures(scenario: Scenario) -> None:

@@ -18,6 +18,49 @@ from explorer.ui import errors, state
 from explorer.ui.kernel_pages import PAGES
 from hardware_presets.errors import InputError
 
+#: problem -> message ids of its (title, what goes wrong, detection criterion, fix)
+PROBLEM_IDS: dict[str, tuple[str, str, str, str]] = {
+    "ub_overflow": (
+        "lab.problem.ub_overflow.title", "lab.problem.ub_overflow.what",
+        "lab.problem.ub_overflow.criterion", "lab.problem.ub_overflow.fix"),
+    "misaligned_copy": (
+        "lab.problem.misaligned_copy.title", "lab.problem.misaligned_copy.what",
+        "lab.problem.misaligned_copy.criterion", "lab.problem.misaligned_copy.fix"),
+    "sync_all_blocks": (
+        "lab.problem.sync_all_blocks.title", "lab.problem.sync_all_blocks.what",
+        "lab.problem.sync_all_blocks.criterion", "lab.problem.sync_all_blocks.fix"),
+    "single_buffer": (
+        "lab.problem.single_buffer.title", "lab.problem.single_buffer.what",
+        "lab.problem.single_buffer.criterion", "lab.problem.single_buffer.fix"),
+    "tail_wave": (
+        "lab.problem.tail_wave.title", "lab.problem.tail_wave.what",
+        "lab.problem.tail_wave.criterion", "lab.problem.tail_wave.fix"),
+    "split_k_depth": (
+        "lab.problem.split_k_depth.title", "lab.problem.split_k_depth.what",
+        "lab.problem.split_k_depth.criterion", "lab.problem.split_k_depth.fix"),
+    "int8_overflow": (
+        "lab.problem.int8_overflow.title", "lab.problem.int8_overflow.what",
+        "lab.problem.int8_overflow.criterion", "lab.problem.int8_overflow.fix"),
+}
+#: measured figure -> message id of its label (figures without one show their name)
+FIGURE_IDS: dict[str, str] = {
+    "tile": "lab.fig.tile", "ub_bytes_needed": "lab.fig.ub_bytes_needed",
+    "ub_bytes": "lab.fig.ub_bytes", "makespan_us": "lab.fig.makespan_us",
+    "instructions": "lab.fig.instructions", "unfinished": "lab.fig.unfinished", "op": "lab.fig.op",
+    "core": "lab.fig.core", "aic_cube_ratio": "lab.fig.aic_cube_ratio",
+    "mte2_ratio": "lab.fig.mte2_ratio", "mte1_ratio": "lab.fig.mte1_ratio",
+    "overlap_ratio": "lab.fig.overlap_ratio", "tasks": "lab.fig.tasks", "cores": "lab.fig.cores",
+    "waves": "lab.fig.waves", "tail_tasks": "lab.fig.tail_tasks",
+    "idle_cores": "lab.fig.idle_cores", "load_balance_mean_max": "lab.fig.load_balance_mean_max",
+    "grid_z": "lab.fig.grid_z", "k_per_split": "lab.fig.k_per_split",
+    "makespan_us_no_split": "lab.fig.makespan_us_no_split",
+    "makespan_us_most_splits": "lab.fig.makespan_us_most_splits",
+    "most_splits": "lab.fig.most_splits", "clipped_share": "lab.fig.clipped_share",
+    "max_abs_error": "lab.fig.max_abs_error", "rel_rms_error": "lab.fig.rel_rms_error",
+    "max_abs_value": "lab.fig.max_abs_value",
+}
+
+
 
 
 @st.cache_resource(show_spinner=False)
@@ -28,7 +71,7 @@ def outcome(problem: str) -> ts.Outcome:
 
 def criterion(problem: str) -> str:
     """The problem's detection criterion in words, with the module's thresholds."""
-    return state.tr(f"lab.problem.{problem}.criterion", share=f"{ts.STARVED_SHARE:g}",
+    return state.tr(PROBLEM_IDS[problem][2], share=f"{ts.STARVED_SHARE:g}",
                     slowdown=f"{ts.SLOWDOWN:g}", clip=f"{ts.CLIP_SHARE:.1%}")
 
 
@@ -48,7 +91,8 @@ def params_table(case: ts.Case) -> pd.DataFrame:
 def figures_table(figures: dict) -> pd.DataFrame:
     """Measured figures with translated labels (unknown names stay as they are)."""
     lang = state.language()
-    labels = [state.tr(f"lab.fig.{k}") if has(f"lab.fig.{k}", lang) else k for k in figures]
+    labels = [state.tr(FIGURE_IDS[k]) if has(FIGURE_IDS.get(k, ""), lang) else k
+              for k in figures]
     return pd.DataFrame({state.tr("lab.figure"): labels,
                          state.tr("lab.value"): [_text(v) for v in figures.values()]})
 
@@ -94,9 +138,9 @@ def show_case(case: ts.Case, title_id: str, link_id: str) -> None:
 
 def show(problem: str) -> None:
     """The expander of one problem."""
-    key = f"lab.problem.{problem}"
-    with st.expander(state.tr(f"{key}.title")):
-        st.markdown(state.tr(f"{key}.what"))
+    title_id, what_id, _, fix_id = PROBLEM_IDS[problem]
+    with st.expander(state.tr(title_id)):
+        st.markdown(state.tr(what_id))
         try:
             found = outcome(problem)
         except InputError as exc:
@@ -110,6 +154,6 @@ def show(problem: str) -> None:
                 state.tr(verdict, criterion=criterion(problem)), icon=":material/bug_report:")
         with right:
             show_case(found.fix, "lab.fix", "lab.open_fix")
-            st.markdown(state.tr(f"{key}.fix"))
+            st.markdown(state.tr(fix_id))
             (st.success if found.fixed else st.warning)(
                 state.tr("lab.fixed" if found.fixed else "lab.not_fixed"))

@@ -38,6 +38,16 @@ SPECS = {s.name: s for s in (
     ParamSpec("topology", str, mc.HCCS.topology, choices=mc.TOPOLOGIES),
 )}
 IC_FIELDS = ("link_GBps", "per_card_GBps", "latency_us", "topology")
+#: message ids: each interconnect preset and topology, and the scaling table's columns
+INTERCONNECT_IDS = {"hccs": "ui.mc.ic.hccs", "hccs_measured": "ui.mc.ic.hccs_measured"}
+TOPOLOGY_IDS = {"full_mesh": "ui.mc.topology.full_mesh", "ring": "ui.mc.topology.ring"}
+COLUMN_IDS = {
+    "N": "ui.mc.col.N", "step_ms": "ui.mc.col.step_ms", "tokens_per_s": "ui.mc.col.tokens_per_s",
+    "per_token_latency_ms": "ui.mc.col.per_token_latency_ms", "speedup": "ui.mc.col.speedup",
+    "efficiency": "ui.mc.col.efficiency", "fits": "ui.mc.col.fits",
+    "append_ms": "ui.mc.col.append_ms", "attention_ms": "ui.mc.col.attention_ms",
+    "linear_ms": "ui.mc.col.linear_ms", "allreduce_ms": "ui.mc.col.allreduce_ms",
+}
 
 
 @st.cache_resource(max_entries=24, show_spinner=False, hash_funcs={Scenario: state.scenario_key})
@@ -80,25 +90,25 @@ def _load_preset() -> None:
 
 def _number(where, name: str) -> None:
     spec = SPECS[name]
-    where.number_input(state.tr(f"{LABELS}.{name}.label"), min_value=float(spec.min),
+    where.number_input(widgets.param_label(spec, LABELS), min_value=float(spec.min),
                        max_value=float(spec.max), format="%g",
-                       help=state.tr(f"{LABELS}.{name}.help"),
+                       help=widgets.param_help(spec, prefix=LABELS),
                        **state.bound(key(name), float(value(name))))
 
 
 def interconnect() -> mc.Interconnect | None:
     """The interconnect widgets and their provenance; None after showing a refusal."""
     with st.expander(state.tr("ui.mc.ic_title"), expanded=False):
-        st.radio(state.tr(f"{LABELS}.interconnect.label"), list(mc.INTERCONNECTS),
-                 format_func=lambda k: state.tr(f"ui.mc.ic.{k}"), horizontal=True,
-                 help=state.tr(f"{LABELS}.interconnect.help"),
+        st.radio(widgets.param_label(SPECS["interconnect"], LABELS), list(mc.INTERCONNECTS),
+                 format_func=lambda k: state.tr(INTERCONNECT_IDS[k]), horizontal=True,
+                 help=widgets.param_help(SPECS["interconnect"], prefix=LABELS),
                  **{**state.bound(key("interconnect"), value("interconnect")),
                     "on_change": _load_preset, "args": ()})
         cols = st.columns(4)
         for col, name in zip(cols, IC_FIELDS[:3]):
             _number(col, name)
         widgets.param_widget(SPECS["topology"], key("topology"), where=cols[3], prefix=LABELS,
-                             format_func=lambda k: state.tr(f"ui.mc.topology.{k}"))
+                             format_func=lambda k: state.tr(TOPOLOGY_IDS[k]))
         try:
             ic = mc.make_interconnect(*(value(n) for n in IC_FIELDS),
                                       base=mc.INTERCONNECTS[value("interconnect")])
@@ -155,7 +165,7 @@ def show_scaling(table: pd.DataFrame, scenario: Scenario) -> None:
     st.plotly_chart(plots.scaling_figure(table, lang), config=state.CHART_CONFIG)
     st.plotly_chart(plots.split_figure(table, lang), config=state.CHART_CONFIG)
     st.caption(state.tr("ui.mc.split_help"))
-    shown = table.rename(columns={c: state.tr(f"ui.mc.col.{c}") for c in table.columns})
+    shown = table.rename(columns={c: state.tr(COLUMN_IDS[c]) for c in table.columns})
     st.dataframe(shown, hide_index=True, width="stretch")
 
 

@@ -26,6 +26,16 @@ from kernels.sparse.data import SparseInputs
 
 #: |rho| below this: key norm and attention are called unrelated
 RELATED = 0.1
+#: message ids: what the measured relation favours, whether compressing pays for itself,
+#: each policy's flags and each policy's description
+RELATION_IDS = {"norm_low": "ui.sparse.relation.norm_low", "none": "ui.sparse.relation.none",
+                "norm_high": "ui.sparse.relation.norm_high"}
+FLAG_IDS = {"query_aware": "ui.sparse.flag.query_aware", "indexed": "ui.sparse.flag.indexed"}
+POLICY_TEXT_IDS = {
+    "norm_high": "ui.sparse.policy_text.norm_high", "norm_low": "ui.sparse.policy_text.norm_low",
+    "h2o": "ui.sparse.policy_text.h2o", "streaming": "ui.sparse.policy_text.streaming",
+    "quest": "ui.sparse.policy_text.quest", "random": "ui.sparse.policy_text.random",
+}
 
 
 def show_intro(chip: Chip) -> None:
@@ -65,7 +75,7 @@ def verdict(rho: float) -> str:
 
 def show_relation(rho: float) -> None:
     st.caption(state.tr("ui.sparse.caption.norm", rho=f"{rho:+.2f}"))
-    st.info(state.tr(f"ui.sparse.relation.{verdict(rho)}", rho=f"{rho:+.2f}"),
+    st.info(state.tr(RELATION_IDS[verdict(rho)], rho=f"{rho:+.2f}"),
             icon=":material/insights:")
 
 
@@ -101,22 +111,23 @@ def show_time(s: SparseStep) -> None:
                   linear=f"{s.dense.layers * s.dense.linear_ns / 1e6:,.2f}")
     st.markdown(state.tr("ui.sparse.time.saving", **values))
     if s.compress is None:
-        case = "none"
+        msg_id = "ui.sparse.time.verdict_none"
     elif not math.isfinite(s.break_even_steps):
-        case = "never"
+        msg_id = "ui.sparse.time.verdict_never"
+    elif s.break_even_steps <= s.compress_every:
+        msg_id = "ui.sparse.time.verdict_pays"
     else:
-        case = "pays" if s.break_even_steps <= s.compress_every else "late"
-    st.markdown(state.tr(f"ui.sparse.time.verdict_{case}", every=s.compress_every,
+        msg_id = "ui.sparse.time.verdict_late"
+    st.markdown(state.tr(msg_id, every=s.compress_every,
                          steps=f"{s.break_even_steps:,.1f}",
                          cost=f"{s.sparse.layers * s.compress_ns / 1e3:,.1f}"))
 
 
 def _policy_line(name: str) -> str:
     info, lang = POLICY_INFO[name], state.language()
-    flags = [state.tr(f"ui.sparse.flag.{flag}") for flag in ("query_aware", "indexed")
-             if getattr(info, flag)]
+    flags = [state.tr(msg_id) for flag, msg_id in FLAG_IDS.items() if getattr(info, flag)]
     return state.tr("ui.sparse.policy_line", name=policy_name(name, lang),
-                    text=state.tr(f"ui.sparse.policy_text.{name}"),
+                    text=state.tr(POLICY_TEXT_IDS[name]),
                     reference=errors.escape(info.reference),
                     flags="; ".join(flags) or state.tr("ui.sparse.flag.none"))
 

@@ -32,6 +32,14 @@ SEED = 0  # synthetic inputs, the random policy and the decode lengths are drawn
 #: keep ratios of the accuracy curves (the chosen one is added)
 RATIOS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 TABLE = ("kept", *ss.METRICS)
+#: message ids: the accuracy table's column headings, each byte count's (label, help)
+COLUMN_IDS = {"policy": "ui.sparse.col.policy", "kept": "ui.sparse.col.kept",
+              "mass_recall": "ui.sparse.col.mass_recall",
+              "output_error": "ui.sparse.col.output_error",
+              "topk_overlap": "ui.sparse.col.topk_overlap"}
+BYTES_IDS = {"dense": ("ui.sparse.bytes.dense", "ui.sparse.bytes.dense_help"),
+             "stored": ("ui.sparse.bytes.stored", "ui.sparse.bytes.stored_help"),
+             "read": ("ui.sparse.bytes.read", "ui.sparse.bytes.read_help")}
 
 
 # ---- the inputs --------------------------------------------------------------------------
@@ -127,10 +135,10 @@ def _display(summary: pd.DataFrame, keep_ratio: float) -> pd.DataFrame:
     """The rows of the chosen ratio, headed in the session's language."""
     lang = state.language()
     rows = summary[np.isclose(summary["keep_ratio"], keep_ratio)]
-    out = pd.DataFrame({state.tr("ui.sparse.col.policy"): [sp.policy_name(p, lang)
-                                                           for p in rows["policy"]]})
+    out = pd.DataFrame({state.tr(COLUMN_IDS["policy"]): [sp.policy_name(p, lang)
+                                                         for p in rows["policy"]]})
     for name in TABLE:
-        out[state.tr(f"ui.sparse.col.{name}")] = rows[name].round(4).to_numpy()
+        out[state.tr(COLUMN_IDS[name])] = rows[name].round(4).to_numpy()
     return out
 
 
@@ -191,18 +199,17 @@ def step(s: Scenario) -> SparseStep:
     return simulate_sparse(s)
 
 
-def _metric(column, label: str, text: str, help_id: str, **values) -> None:
-    column.metric(state.tr(f"ui.sparse.{label}"), text, border=True,
-                  help=state.tr(f"ui.sparse.{help_id}", **values))
+def _metric(column, label_id: str, text: str, help_id: str, **values) -> None:
+    column.metric(state.tr(label_id), text, border=True, help=state.tr(help_id, **values))
 
 
 def show_memory(s: SparseStep) -> None:
     """Dense, stored and read KV bytes of the whole model and batch."""
     b = s.bytes
     row = st.columns(3)
-    for column, name in zip(row, ("dense", "stored", "read")):
+    for column, (name, (label_id, help_id)) in zip(row, BYTES_IDS.items()):
         size = getattr(b, name)
-        _metric(column, f"bytes.{name}", format_bytes(size), f"bytes.{name}_help",
+        _metric(column, label_id, format_bytes(size), help_id,
                 share=f"{size / b.dense:.1%}" if b.dense else "—")
     parts = {"dense": b.dense, "stored": b.stored, "read": b.read}
     run_view.show(sp.memory_figure(parts, state.language()), key="sa_memory")
@@ -215,14 +222,15 @@ def _never(steps: float) -> str:
 def show_time(s: SparseStep) -> None:
     """Dense, sparse and amortised step, the compression and its break-even."""
     row = st.columns(4)
-    _metric(row[0], "time.dense", f"{s.dense.step_ns / 1e6:,.3f} ms", "time.dense_help",
-            layers=s.dense.layers)
-    _metric(row[1], "time.sparse", f"{s.sparse.step_ns / 1e6:,.3f} ms", "time.sparse_help",
-            saving=f"{s.saving_ns / 1e3:,.1f}")
-    _metric(row[2], "time.amortised", f"{s.amortised_step_ns / 1e6:,.3f} ms",
-            "time.amortised_help", every=s.compress_every)
-    _metric(row[3], "time.break_even", _never(s.break_even_steps), "time.break_even_help",
-            us=f"{s.compress_ns / 1e3:,.1f}", layers=s.sparse.layers)
+    _metric(row[0], "ui.sparse.time.dense", f"{s.dense.step_ns / 1e6:,.3f} ms",
+            "ui.sparse.time.dense_help", layers=s.dense.layers)
+    _metric(row[1], "ui.sparse.time.sparse", f"{s.sparse.step_ns / 1e6:,.3f} ms",
+            "ui.sparse.time.sparse_help", saving=f"{s.saving_ns / 1e3:,.1f}")
+    _metric(row[2], "ui.sparse.time.amortised", f"{s.amortised_step_ns / 1e6:,.3f} ms",
+            "ui.sparse.time.amortised_help", every=s.compress_every)
+    _metric(row[3], "ui.sparse.time.break_even", _never(s.break_even_steps),
+            "ui.sparse.time.break_even_help", us=f"{s.compress_ns / 1e3:,.1f}",
+            layers=s.sparse.layers)
     share = s.sparse.layers * s.compress_ns / s.compress_every
     run_view.show(sp.time_figure(s.dense.step_ns, s.sparse.step_ns, share, state.language()),
                   key="sa_time")

@@ -11,6 +11,7 @@ values are typed as on the command line (``1024:65536:*4``, ``96,192``), so the 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import streamlit as st
 
@@ -18,7 +19,7 @@ import kernels
 
 from explorer.core import Scenario
 from explorer.core.i18n import has, t
-from explorer.core.metrics import METRICS
+from explorer.core.metrics import METRIC_LABEL_IDS, METRICS
 from explorer.core.sweep import CHIP, MAX_SCENARIOS, Knob, knobs
 from explorer.ui import state, widgets
 from explorer.ui.kernel_pages import names as kernel_names, page_of
@@ -79,11 +80,18 @@ def knob_label(kernel: str, name: str, lang: str) -> str:
     return f"{t(msg_id, lang)} ({name})" if has(msg_id, lang) else name
 
 
-def labeller(prefix: str):
-    """A ``format_func`` showing ``<prefix>.<option>`` in the session's language. The
-    language is read now: AppTest calls format functions outside a script run."""
+#: message ids: each executor's and chart's name, each axis picker's label
+EXECUTOR_IDS = {"local": "ui.sweep.executors.local", "dask": "ui.sweep.executors.dask"}
+CHART_IDS = {"line": "ui.sweep.charts.line", "heatmap": "ui.sweep.charts.heatmap"}
+AXIS_IDS = {"x": "ui.sweep.axis_x", "y": "ui.sweep.axis_y"}
+
+
+def labeller(ids: Mapping[str, str]):
+    """A ``format_func`` showing an option by its message id in ``ids``, in the session's
+    language. The language is read now: AppTest calls format functions outside a script
+    run."""
     lang = state.language()
-    return lambda option: t(f"{prefix}.{option}", lang)
+    return lambda option: t(ids[option], lang)
 
 
 def now(base: Scenario, knob: Knob) -> object:
@@ -161,7 +169,7 @@ def _picker(c: dict, which: str, where, options: list[str]) -> str:
     if value(which) not in options:
         st.session_state[key(which)] = first
     return where.selectbox(
-        state.tr(f"ui.sweep.axis_{which}"), options, help=state.tr("ui.sweep.axis_help"),
+        state.tr(AXIS_IDS[which]), options, help=state.tr("ui.sweep.axis_help"),
         format_func=lambda n: knob_label(kernel, n, lang) if n else t("ui.sweep.none", lang),
         **state.bound(key(which), first))
 
@@ -193,7 +201,7 @@ def _knob_options(kernel: str, exclude: str = "") -> list[str]:
 def _run_on(where) -> dict:
     """Local worker processes (how many) or a Dask scheduler (its address)."""
     executor = where.radio(state.tr("ui.sweep.executor"), EXECUTORS, horizontal=True,
-                           format_func=labeller("ui.sweep.executors"),
+                           format_func=labeller(EXECUTOR_IDS),
                            **state.bound(key("executor"), "local"))
     if executor == "dask":
         address = where.text_input(state.tr("ui.sweep.address"),
@@ -225,10 +233,10 @@ def controls() -> dict:
     row = st.columns(3)
     c["metric"] = row[0].selectbox(
         state.tr("ui.sweep.metric"), METRIC_CHOICES,
-        format_func=lambda m, lang=state.language(): t(f"metric.{m}.label", lang),
+        format_func=lambda m, lang=state.language(): t(METRIC_LABEL_IDS[m], lang),
         **state.bound(key("metric"), "makespan_us"))
     c["chart"] = row[1].radio(state.tr("ui.sweep.chart"), CHARTS, horizontal=True,
-                              format_func=labeller("ui.sweep.charts"),
+                              format_func=labeller(CHART_IDS),
                               **state.bound(key("chart"), "line"))
     c.update(_run_on(row[2]))
     c["limit"] = MAX_SCENARIOS

@@ -16,8 +16,27 @@ from explorer.core.validation.cases import MODEL_VERSION, Outcome, summary
 from explorer.ui import state
 
 #: what the model includes and what it leaves out, in reading order (message ids)
-MODELLED = ("pipes", "dma", "bandwidth", "l2", "cube", "vector", "sync")
-NOT_MODELLED = ("bank_conflicts", "icache", "l2_merge", "nd_nz", "launch", "alignment", "dvfs")
+MODELLED = ("validation.models.pipes", "validation.models.dma", "validation.models.bandwidth",
+            "validation.models.l2", "validation.models.cube", "validation.models.vector",
+            "validation.models.sync")
+NOT_MODELLED = ("validation.omits.bank_conflicts", "validation.omits.icache",
+                "validation.omits.l2_merge", "validation.omits.nd_nz", "validation.omits.launch",
+                "validation.omits.alignment", "validation.omits.dvfs")
+#: message ids: each group's name, each summary tile's (label, help or ""), each column
+GROUP_IDS = {"gemm": "validation.group.gemm", "datacopy": "validation.group.datacopy"}
+TILE_IDS = {"within": ("validation.metric.within", "validation.metric.within_help"),
+            "mean_error": ("validation.metric.mean_error", ""),
+            "max_error": ("validation.metric.max_error", ""),
+            "mean_ratio": ("validation.metric.mean_ratio", "validation.metric.mean_ratio_help"),
+            "max_ratio": ("validation.metric.max_ratio", "validation.metric.max_ratio_help")}
+COLUMN_IDS = {
+    "case": "validation.col.case", "group": "validation.col.group",
+    "preset": "validation.col.preset", "published": "validation.col.published",
+    "emulated": "validation.col.emulated", "error": "validation.col.error",
+    "tolerance": "validation.col.tolerance", "within": "validation.col.within",
+    "ratios": "validation.col.ratios", "source": "validation.col.source",
+    "chip": "validation.col.chip", "method": "validation.col.method",
+}
 TABLE_KEY = "validation_cases"
 
 
@@ -33,7 +52,7 @@ def outcomes() -> tuple[Outcome, ...]:
 
 def group_name(group: str) -> str:
     """A group's display name (the id itself for a group the catalogues do not know)."""
-    msg_id = f"validation.group.{group}"
+    msg_id = GROUP_IDS.get(group, "")
     return state.tr(msg_id) if has(msg_id, state.language()) else group
 
 
@@ -50,10 +69,10 @@ def show_model() -> None:
     left, right = st.columns(2)
     with left:
         st.subheader(state.tr("validation.models_h"))
-        st.markdown("\n".join(f"- {state.tr(f'validation.models.{i}')}" for i in MODELLED))
+        st.markdown("\n".join(f"- {state.tr(i)}" for i in MODELLED))
     with right:
         st.subheader(state.tr("validation.omits_h"))
-        st.markdown("\n".join(f"- {state.tr(f'validation.omits.{i}')}" for i in NOT_MODELLED))
+        st.markdown("\n".join(f"- {state.tr(i)}" for i in NOT_MODELLED))
         st.caption(state.tr("validation.omits_note"))
 
 
@@ -73,8 +92,8 @@ def show_summary(done: tuple[Outcome, ...]) -> None:
                       ("max_ratio", _points(s["max_ratio_error"]))]
         columns = st.columns(5)
         for column, (name, value) in zip(columns, tiles):
-            help_id = f"validation.metric.{name}_help"
-            column.metric(state.tr(f"validation.metric.{name}"), value,
+            label_id, help_id = TILE_IDS[name]
+            column.metric(state.tr(label_id), value,
                           help=state.tr(help_id) if has(help_id, state.language()) else None)
     st.caption(state.tr("validation.summary_caption"))
 
@@ -94,13 +113,13 @@ def cases_table(done: tuple[Outcome, ...]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["case", "group", "preset", "published", "emulated",
                                         "error", "tolerance", "within", "ratios", "source",
                                         "chip", "method"])
-    table.columns = [state.tr(f"validation.col.{c}") for c in table.columns]
+    table.columns = [state.tr(COLUMN_IDS[c]) for c in table.columns]
     return table
 
 
 def show_table(done: tuple[Outcome, ...]) -> None:
     st.subheader(state.tr("validation.table_h"))
-    col = lambda name: state.tr(f"validation.col.{name}")  # noqa: E731
+    col = lambda name: state.tr(COLUMN_IDS[name])  # noqa: E731
     config = {col("published"): st.column_config.NumberColumn(format="%.3f"),
               col("emulated"): st.column_config.NumberColumn(format="%.3f"),
               col("error"): st.column_config.NumberColumn(format="%+.1f"),

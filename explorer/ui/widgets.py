@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 import hardware_presets as hp
-from explorer.core.i18n import LANGUAGES, has, t
+from explorer.core.i18n import LANGUAGES, has, param_help_id, param_label_id, t
 from explorer.ui import errors, state
 from hardware_presets import FieldSpec
 from hardware_presets.errors import InputError
@@ -28,6 +28,11 @@ def upload_limit_mb(limit_bytes: int) -> int:
     return max(1, -(-limit_bytes // (1 << 20)))
 
 
+#: unit -> message id of its name (units without one, such as KiB, stay as they are)
+_UNIT_IDS = {"cores": "ui.unit.cores", "elements": "ui.unit.elements", "bytes": "ui.unit.bytes",
+             "rows": "ui.unit.rows", "columns": "ui.unit.columns", "cycles": "ui.unit.cycles",
+             "B/cycle": "ui.unit.B/cycle", "elements/cycle": "ui.unit.elements/cycle"}
+_LANGUAGE_IDS = {"en": "ui.lang.en", "zh": "ui.lang.zh"}
 # What 0 stands for in FieldSpec.zero_means -> message id of its translation.
 _ZERO_MEANS = {
     "no fixpipe (coupled cores)": "ui.zero.no_fixpipe",
@@ -38,7 +43,8 @@ _ZERO_MEANS = {
 
 def unit(name: str) -> str:
     """A unit in the session's language (technical units such as KiB stay as they are)."""
-    return state.tr(f"ui.unit.{name}") if has(f"ui.unit.{name}") else name
+    msg_id = _UNIT_IDS.get(name, "")
+    return state.tr(msg_id) if has(msg_id) else name
 
 
 def number(value: float) -> str:
@@ -92,7 +98,7 @@ def sidebar() -> None:
     side = st.sidebar
     side.markdown(f"**{state.tr('app.title')}**")
     side.radio(state.tr("sidebar.language"), LANGUAGES, horizontal=True,
-               format_func=lambda code, lang=lang: t(f"ui.lang.{code}", lang),
+               format_func=lambda code, lang=lang: t(_LANGUAGE_IDS[code], lang),
                **state.bound(state.LANG, lang))
     preset_picker(side)
     changed = state.overrides()
@@ -106,7 +112,7 @@ def sidebar() -> None:
 
 # ---- kernel parameters -------------------------------------------------------------------
 def param_label(spec: ParamSpec, prefix: str = "ui.param") -> str:
-    return state.tr(f"{prefix}.{spec.name}.label")
+    return state.tr(param_label_id(spec.name, prefix))
 
 
 def param_help(spec: ParamSpec, extra: str = "", prefix: str = "ui.param") -> str:
@@ -114,7 +120,7 @@ def param_help(spec: ParamSpec, extra: str = "", prefix: str = "ui.param") -> st
 
     ``prefix`` picks the catalogue entry (``<prefix>.<name>.help``), for a parameter whose
     name two kernels share with different meanings (block_dim: vector or cube cores)."""
-    text = state.tr(f"{prefix}.{spec.name}.help")
+    text = state.tr(param_help_id(spec.name, prefix))
     return f"{text}\n\n{extra}" if extra else text
 
 

@@ -10,15 +10,20 @@ import streamlit as st
 
 from explorer.ui import chip_view, errors, state, widgets
 
+#: architecture -> message ids of its one-line summary and of its explanation
+ARCHITECTURE_IDS = {"split": ("architecture.split", "ui.chip.explain_split"),
+                    "coupled": ("architecture.coupled", "ui.chip.explain_coupled")}
+
 
 def _architecture(chip) -> None:
     """Split vs coupled in words, next to the block diagram of the chip's cores."""
     st.subheader(state.tr("ui.chip.architecture"))
-    st.info(state.tr(f"architecture.{chip.architecture}"))
+    summary_id, explain_id = ARCHITECTURE_IDS[chip.architecture]
+    st.info(state.tr(summary_id))
     left, right = st.columns([3, 2])
     with left:
         chip_view.show_core_diagram(chip)
-    right.markdown(state.tr(f"ui.chip.explain_{chip.architecture}"))
+    right.markdown(state.tr(explain_id))
     right.markdown(state.tr("ui.chip.explain_common"))
 
 
