@@ -14,14 +14,36 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.ui import sparse_view
+import hardware_presets as hp
+from explorer.core.sparse_step import batch_bytes, blog_claim
+from explorer.plots.style import format_bytes
+from explorer.ui import sparse_controls as controls, sparse_view
+from explorer.ui.state import DEFAULT_PRESET
 from hardware_presets.errors import InputError
+from kernels.decode import kernel as decode
+from kernels.models import load_model
+from kernels.sparse.compress import COMPRESSING
 from kernels.sparse.data import MAX_FILE_BYTES, synthetic
+from kernels.sparse.policies import budget
 from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
 from tests.test_decode_page import metric
 
 PAGE, PREFIX = "explorer/ui/pages/sparse.py", "w.sa."
 SMALL = {"batch": "2", "mean_len": "1024"}  # a quicker decode step where time is not tested
+
+
+def defaults(**changed) -> dict:
+    """The page's parameters as it opens (its defaults over the specs'), then ``changed``."""
+    return {**{n: controls.UI_DEFAULTS.get(n, s.default) for n, s in controls.SPECS.items()},
+            **changed}
+
+
+def dense_bytes(p: dict) -> float:
+    """The dense KV bytes of the page's decode scenario, as the core counts them: the
+    checked decode parameters, their drawn lengths (the page's seed), the whole model."""
+    checked = decode.check(hp.load(DEFAULT_PRESET), sparse_view.decode_params(p))
+    lengths, _ = decode.workload(checked, np.random.default_rng(sparse_view.SEED))
+    return batch_bytes(checked, load_model(checked["model"]), lengths).dense
 
 
 def sparse_page(query: dict | None = None) -> AppTest:
@@ -42,18 +64,20 @@ def test_default_page_measures_every_policy_and_emulates_the_blogs_rule():
     assert not at.error
     assert value(at, "sparse") == "norm_high" and value(at, "keep_ratio") == 0.3
     assert len(at.get("plotly_chart")) == 6  # accuracy, kept, norm, bytes, step, timeline
+    p = defaults()
     captions = texts(at.caption)
-    assert "**designed** structure" in captions and "1,024 tokens" in captions
-    assert "8 sequences of mean 4,096 tokens" in captions
+    assert "**designed** structure" in captions and f"{p['tokens']:,} tokens" in captions
+    assert f"{p['batch']} sequences of mean {p['mean_len']:,} tokens" in captions
     rows = table(at)
     assert len(rows) == 6
     assert rows.loc["smallest norm (Devoto)", "Mass recall"] > \
         rows.loc["largest norm (the blog)", "Mass recall"]  # Devoto-like default data
     assert "Low key norm goes with high attention" in texts(at.info)
-    assert metric(at, "Dense KV cache") == "4.00 GiB"
+    assert metric(at, "Dense KV cache") == format_bytes(dense_bytes(p))
     assert metric(at, "Sparse step").endswith("ms")
-    prose = texts(at.markdown)
-    assert "**6.69 GB**" in prose and "**68%** of the cache" in prose
+    prose, claim = texts(at.markdown), blog_claim()
+    assert f"**{claim['kept_GB']:.2f} GB**" in prose
+    assert f"**{claim['blog_share_kept']:.0%}** of the cache" in prose
     assert "Devoto et al. 2024, A Simple and Effective L2 Norm" in prose
     assert "`Sort32`" in prose
     assert at.query_params["sparse"] == "norm_high" and at.query_params["source"] == "synthetic"
@@ -68,20 +92,29 @@ def test_controls_change_the_output():
     set_widgets(at, PREFIX, norm_relation=1.0)
     assert "the blog's assumption holds" in texts(at.info)
     set_widgets(at, PREFIX, sparse="streaming")
+    assert "streaming" not in COMPRESSING  # nothing to amortise: it breaks even at once
     assert "does not compress the cache" in texts(at.info)
-    assert metric(at, "Break-even (steps)") == "0.0"
+    assert metric(at, "Break-even (steps)") == f"{0.0:,.1f}"
 
 
 def test_refusals_are_messages():
     at = sparse_page({"keep_ratio": "0", **SMALL})
     assert "Keep ratio (params.keep_ratio) = 0.0 is not allowed" in texts(at.error)
     set_widgets(at, PREFIX, window=100)
-    assert "Keep ratios 0.05, 0.1 are left out of the curves" in texts(at.caption)  # Quest: pages
+    p = defaults(keep_ratio=value(at, "keep_ratio"), window=value(at, "window"))
+    _, dropped = sparse_view.ratios(p, p["tokens"])
+    assert dropped, "a window of 100 should leave the smallest keep ratios out"
+    assert f"Keep ratios {', '.join(f'{r:g}' for r in dropped)} are left out of the curves" \
+        in texts(at.caption)
     set_widgets(at, PREFIX, window=200, keep_ratio=0.1)
     message = texts(at.error)
     assert "Keep ratio (keep_ratio) = 0.1 is not allowed" in message
-    assert "the sinks and window need 202 of the 1024 tokens kept" in message
-    assert message.count("need 202 of the 1024 tokens") == 2  # the data and the decode step
+    p = defaults(keep_ratio=value(at, "keep_ratio"), window=value(at, "window"))
+    with pytest.raises(InputError) as refused:  # the rule the page applies to its data
+        budget(p["sparse"], p["tokens"], p["keep_ratio"], p["sinks"], p["window"],
+               p["page_size"])
+    assert refused.value.hint in message
+    assert message.count(refused.value.hint) == 2  # the data and the decode step
     set_widgets(at, PREFIX, window=2000)
     assert "Window (recent tokens) (window) = 2000 is not allowed" in texts(at.error)
     assert "The policies and their papers" in [h.value for h in at.subheader]
@@ -111,7 +144,7 @@ def test_uploads_are_measured_or_refused():
 def test_a_too_large_upload_is_refused_before_reading():
     huge = SimpleNamespace(name="big.npz", size=MAX_FILE_BYTES + 1, file_id="x",
                            getvalue=lambda: pytest.fail("read a file over the cap"))
-    with pytest.raises(InputError, match="at most 67,108,864 bytes"):
+    with pytest.raises(InputError, match=f"at most {MAX_FILE_BYTES:,} bytes"):
         sparse_view.read_upload(huge)
 
 

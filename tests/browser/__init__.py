@@ -164,3 +164,47 @@ def assert_clean(page, name: str) -> None:
     assert exception_texts(page) == []
     screenshot(page, name)
 
+
+
+# ---- a page in Chinese -------------------------------------------------------------------
+MAIN = '[data-testid="stMain"]'
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def main_text(page) -> str:
+    """The visible text of the page's main area (widgets' labels included)."""
+    return page.locator(MAIN).inner_text()
+
+
+def english_leftovers(text: str, prefixes: tuple[str, ...]) -> list[str]:
+    """The page's own English strings shown as a whole line of ``text`` (a label, a button,
+    a heading, a paragraph): messages under ``prefixes`` without placeholders that Chinese
+    words differently and that no Chinese message contains (so "HBM" or "DataCopy", kept
+    as they are in Chinese, never count; nor does English data such as a paper's title)."""
+    from explorer.core.i18n import catalogue
+
+    en, zh = catalogue("en"), catalogue("zh")
+    chinese = "\n".join(zh.values())
+    lines = {line.strip() for line in text.splitlines()}
+    return sorted(f"{msg_id}: {words!r}" for msg_id, words in en.items()
+                  if msg_id.startswith(prefixes) and words != zh[msg_id] and "{" not in words
+                  and re.search(r"[A-Za-z]{3}", words) and words not in chinese
+                  and words.strip() in lines)
+
+
+def assert_chinese(page, prefixes: tuple[str, ...], *ids: str | tuple[str, dict]) -> str:
+    """The page reads in Chinese: the zh text of every message in ``ids`` (an id, or an id
+    with its values) is shown, none of its own English strings (``english_leftovers``) is,
+    and its charts are drawn with Chinese text in them. Returns the main area's text."""
+    from explorer.core.i18n import t
+
+    charts = wait_for_charts(page)
+    text = main_text(page)
+    for item in ids:
+        msg_id, values = (item, {}) if isinstance(item, str) else item
+        assert t(msg_id, "zh", **values) in text, f"{msg_id}: {t(msg_id, 'zh', **values)!r}"
+    leftovers = english_leftovers(text, prefixes)
+    assert not leftovers, f"English left on the Chinese page: {leftovers}"
+    svg = " ".join(charts.all_text_contents())
+    assert _CJK.search(svg), f"no Chinese in the charts: {svg[:300]!r}"
+    return text

@@ -3,8 +3,8 @@ decode-kernel example emulates every policy and redraws, the URL follows, and no
 raises. Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (CHART, exception_texts, open_app, open_rendered, rerun, screenshot,
-                           wait_for_change, wait_for_charts)
+from tests.browser import (CHART, assert_chinese, exception_texts, open_app, open_rendered,
+                           rerun, screenshot, wait_for_change, wait_for_charts)
 
 
 def _loads_chart(page) -> str:
@@ -26,4 +26,6 @@ def test_balance_page_emulates_the_decode_kernel(app_url, page):
 def test_balance_page_in_chinese(app_url, page):
     open_rendered(page, f"{app_url}/balance?lang=zh", "负载均衡")
     assert exception_texts(page) == []
+    assert_chinese(page, ("ui.balance.", "plots.lb."), "ui.balance.title",
+                   "ui.balance.metric.makespan", "ui.balance.metric.efficiency")
     screenshot(page, "balance_zh")

@@ -3,8 +3,8 @@ button fills both sides and redraws both timelines on one time axis, the URL fol
 and nothing raises. Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (CHART, PLOT, assert_clean, open_rendered, rerun, wait_for_change,
-                           wait_for_charts)
+from tests.browser import (CHART, PLOT, assert_chinese, assert_clean, open_rendered, rerun,
+                           wait_for_change, wait_for_charts)
 
 
 def _timelines(page) -> str:
@@ -30,4 +30,6 @@ def test_compare_page_opens_a_gallery_pair(app_url, page):
 def test_compare_page_in_chinese(app_url, page):
     open_rendered(page, f"{app_url}/compare?lang=zh&a=int8_kv_a&b=int8_kv_b", "对比两个场景")
     assert page.get_by_text("HBM 流量").count() >= 1
+    assert_chinese(page, ("ui.compare.", "plots.compare."), "ui.compare.title",
+                   "ui.compare.sentences_title", "ui.compare.table_title")
     assert_clean(page, "compare_zh")

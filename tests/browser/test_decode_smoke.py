@@ -4,8 +4,8 @@ shared link reopens the same scenario, and nothing raises. Screenshots in Englis
 Chinese land in test-output/ for a human look."""
 from __future__ import annotations
 
-from tests.browser import (CHART, exception_texts, open_app, open_rendered, rerun, screenshot,
-                           wait_for_charts)
+from tests.browser import (CHART, assert_chinese, exception_texts, open_app, open_rendered,
+                           rerun, screenshot, wait_for_charts)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 
@@ -36,5 +36,7 @@ def test_decode_page_switches_implementation(app_url, page):
 def test_decode_page_in_chinese(app_url, page):
     open_rendered(page, f"{app_url}/decode?lang=zh&batch=4", "KV 缓存与解码")
     assert exception_texts(page) == []
+    assert_chinese(page, ("ui.decode.",), "ui.decode.title", "ui.decode.mem.title",
+                   "ui.decode.mem.per_token")
     page.locator(CHART).first.scroll_into_view_if_needed()
     screenshot(page, "decode_zh")

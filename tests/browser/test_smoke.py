@@ -4,8 +4,9 @@ of both pages (English and Chinese) land in test-output/ for a human look.
 """
 from __future__ import annotations
 
-from tests.browser import (PLOT, assert_clean, exception_texts, microseconds, open_app,
-                           open_rendered, rerun, screenshot, wait_for_charts)
+import hardware_presets as hp
+from tests.browser import (PLOT, assert_chinese, assert_clean, exception_texts, microseconds,
+                           open_app, open_rendered, rerun, screenshot, wait_for_charts)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 
@@ -31,6 +32,11 @@ def test_playground_redraws_when_buffer_num_changes(app_url, page):
 
 def test_chinese_pages_render(app_url, page):
     open_rendered(page, f"{app_url}/?lang=zh&preset=910B4", "芯片：Ascend 910B4")
+    assert_chinese(page, ("ui.chip.", "chip_section.", "architecture."),
+                   ("ui.chip.title", {"chip": hp.load("910B4").display_name}),
+                   "ui.chip.architecture", "chip_section.cores", "chip_section.memory")
     assert_clean(page, "chip_zh")
     open_rendered(page, f"{app_url}/vector_add?lang=zh&n=65536", "向量加法实验台")
+    assert_chinese(page, ("ui.va.",), "ui.va.title", "ui.va.timeline",
+                   "metric.makespan_us.label", "metric.bound.label")
     assert_clean(page, "playground_zh")

@@ -4,7 +4,8 @@ to the heat map redraws without re-running, the URL carries the grid, and nothin
 Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (CHART, exception_texts, open_app, rerun, screenshot,
+from explorer.core.i18n import t
+from tests.browser import (CHART, assert_chinese, exception_texts, open_app, rerun, screenshot,
                            wait_for_change, wait_for_charts, wait_for_text_drawn)
 
 GRID = "x=tile&xv=1024:4096:*2&y=chip.ub_KiB&yv=16,192"
@@ -42,7 +43,10 @@ def test_sweep_page_runs_a_tiny_sweep(app_url, page):
 
 def test_sweep_page_in_chinese(app_url, page):
     open_app(page, f"{app_url}/sweep?lang=zh&{GRID}")
-    _run_the_sweep(page, "运行扫描", "共 6 个场景：2 个被拒绝")
-    assert page.get_by_text("参数扫描").count() >= 1
+    summary = t("ui.sweep.summary", "zh", rows=6, refused=2, failed=0)  # as SUMMARY says
+    _run_the_sweep(page, t("ui.sweep.run", "zh"), summary)
     assert exception_texts(page) == []
+    assert_chinese(page, ("ui.sweep.", "plots.sweep."), "ui.sweep.title", "ui.sweep.run",
+                   "ui.sweep.metric", ("ui.sweep.summary", {"rows": 6, "refused": 2,
+                                                            "failed": 0}))
     screenshot(page, "sweep_zh")

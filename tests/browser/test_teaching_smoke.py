@@ -3,7 +3,9 @@ preset, the multi-card page draws its scaling, the troubleshooting lab shows its
 problems; nothing raises; screenshots land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import assert_clean, open_app, open_rendered
+from explorer.core.i18n import t
+from explorer.ui.lab_view import PROBLEM_IDS
+from tests.browser import assert_clean, english_leftovers, main_text, open_app, open_rendered
 
 
 def _claims_text(page, url: str) -> str:
@@ -23,5 +25,8 @@ def test_multicard_and_lab_render(app_url, page):
     open_rendered(page, f"{app_url}/multicard?batch=4&cards=4", "Multi-card decode")
     assert_clean(page, "multicard_en")
     open_app(page, f"{app_url}/lab?lang=zh")
-    assert page.get_by_text("排障实验室").count() >= 1
+    text = main_text(page)
+    for msg_id in ("lab.title", *(ids[0] for ids in PROBLEM_IDS.values())):
+        assert t(msg_id, "zh") in text, msg_id  # the title and every problem's heading
+    assert english_leftovers(text, ("lab.",)) == []
     assert_clean(page, "lab_zh")
