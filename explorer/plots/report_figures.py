@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import kernels
 from explorer.core import extensions
 from explorer.core.i18n import has, t
-from explorer.core.metrics import METRICS
+from explorer.core.metrics import BOUND_VALUE_IDS, METRIC_DEF_IDS, METRIC_LABEL_IDS, METRICS
 from explorer.plots import decode as decode_plots
 from explorer.plots.cores import load_balance_figure, pipe_ratio_figure
 from explorer.plots.gemm import task_grid_figure
@@ -32,6 +32,17 @@ from hardware_presets import FIELDS
 from kernels.gemm import kernel as gemm
 
 #: chip fields a report lists (labels from the chip_fields catalogue)
+#: message ids: the tables' column headings, the scenario's fields, the provenance a chip
+#: number states (published ones say nothing), each architecture
+COLUMN_IDS = {"field": "report.col.field", "value": "report.col.value",
+              "parameter": "report.col.parameter", "metric": "report.col.metric",
+              "definition": "report.col.definition", "quantity": "report.col.quantity",
+              "status": "report.col.status"}
+FIELD_IDS = {"name": "report.field.name", "preset": "report.field.preset",
+             "overrides": "report.field.overrides", "kernel": "report.field.kernel",
+             "seed": "report.field.seed"}
+STATUS_IDS = {"estimated": "report.status.estimated", "override": "report.status.override"}
+ARCHITECTURE_IDS = {"split": "report.arch.split", "coupled": "report.arch.coupled"}
 CHIP_FIELDS = ("ai_cores", "vector_cores", "clock_MHz", "hbm_GiB", "hbm_bandwidth_GBps",
                "l2_MiB", "l2_bandwidth_GBps", "ub_KiB", "l1_KiB")
 Section = tuple[str, object]  # (heading, str | Figure | DataFrame | list of them)
@@ -101,7 +112,7 @@ def figures(result, lang: str = "en", computed: dict | None = None) -> list[tupl
 
 # ---- metrics -----------------------------------------------------------------------------
 def metric_label(name: str, lang: str = "en") -> str:
-    msg_id = f"metric.{name}.label"
+    msg_id = METRIC_LABEL_IDS.get(name, "")
     return t(msg_id, lang) if has(msg_id, lang) else name
 
 
@@ -109,7 +120,7 @@ def format_metric(name: str, value: object, lang: str = "en") -> str:
     """A metric as text: ratios in %, bytes in KiB/MiB, counts with separators, the bound
     as a word, other quantities with their unit (3 significant digits below 100)."""
     if name == "bound":
-        msg_id = f"metric.bound_value.{value}"
+        msg_id = BOUND_VALUE_IDS.get(str(value), "")
         return t(msg_id, lang) if has(msg_id, lang) else str(value)
     unit = METRICS.get(name, "")
     if unit == "B":
@@ -127,9 +138,9 @@ def format_metric(name: str, value: object, lang: str = "en") -> str:
 def metrics_table(result, lang: str = "en") -> pd.DataFrame:
     """Every metric of the run: label, value and its one-line definition."""
     rows = [(metric_label(name, lang), format_metric(name, result.metrics[name], lang),
-             t(f"metric.{name}.def", lang) if has(f"metric.{name}.def", lang) else "")
+             t(METRIC_DEF_IDS[name], lang) if has(METRIC_DEF_IDS.get(name, ""), lang) else "")
             for name in METRICS if name in result.metrics]
-    return pd.DataFrame(rows, columns=[t(f"report.col.{c}", lang)
+    return pd.DataFrame(rows, columns=[t(COLUMN_IDS[c], lang)
                                        for c in ("metric", "value", "definition")])
 
 
@@ -146,7 +157,7 @@ def scenario_tables(result, lang: str = "en") -> list[pd.DataFrame]:
             ("overrides", _pairs(s.overrides_dict) or none), ("kernel", s.kernel),
             ("seed", str(s.seed))]
     head = [t("report.col.field", lang), t("report.col.value", lang)]
-    fields = pd.DataFrame([(t(f"report.field.{k}", lang), v) for k, v in rows], columns=head)
+    fields = pd.DataFrame([(t(FIELD_IDS[k], lang), v) for k, v in rows], columns=head)
     params = pd.DataFrame([(k, str(v)) for k, v in sorted(s.params_dict.items())],
                           columns=[t("report.col.parameter", lang), head[1]])
     return [fields, params]
@@ -155,26 +166,27 @@ def scenario_tables(result, lang: str = "en") -> list[pd.DataFrame]:
 def _status(chip, key: str, lang: str) -> str:
     """"estimate" or "your override" where the number is one (published ones say nothing)."""
     status = chip.provenance_of(key).status
-    return t(f"report.status.{status}", lang) if has(f"report.status.{status}", lang) else ""
+    msg_id = STATUS_IDS.get(status, "")
+    return t(msg_id, lang) if has(msg_id, lang) else ""
 
 
 def chip_table(chip, lang: str = "en") -> pd.DataFrame:
     """The chip's key figures: architecture, cores, clock, HBM, L2, UB, L1 and the peaks."""
     values = chip.values()
     rows = [(t("report.chip.architecture", lang),
-             t(f"report.arch.{chip.architecture}", lang), "")]
+             t(ARCHITECTURE_IDS[chip.architecture], lang), "")]
     rows += [(t(FIELDS[k].label_id, lang), f"{values[k]:,g}", _status(chip, k, lang))
              for k in CHIP_FIELDS]
     rows += [(t("report.chip.peak", lang, precision=p), f"{v:,.1f}", "")
              for p, v in chip.peak_tflops_table().items()]
-    return pd.DataFrame(rows, columns=[t(f"report.col.{c}", lang)
+    return pd.DataFrame(rows, columns=[t(COLUMN_IDS[c], lang)
                                        for c in ("quantity", "value", "status")])
 
 
 # ---- check, notes, explanation -----------------------------------------------------------
 def numerics_text(result, lang: str = "en") -> str:
     check = result.numerics
-    return t(f"report.numerics_{'pass' if check.passed else 'fail'}", lang,
+    return t("report.numerics_pass" if check.passed else "report.numerics_fail", lang,
              abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
              ratio=f"{check.bound_ratio:.3g}", bound=f"{check.bound:.3g}",
              verified=f"{check.verified:,}", total=f"{check.total:,}")
