@@ -188,12 +188,14 @@ def test_run_decode_prints_the_step(tmp_path, capsys):
     assert cli.main(["run", path, "--json"]) == 0
     step = json.loads(capsys.readouterr().out)["decode_step"]
     assert step["layers"] == 32 and step["fits_hbm"]
-    assert step["step_ms"] * 1e3 == pytest.approx(32 * (
-        step["append_us_per_layer"] + step["attention_us_per_layer"]
-        + step["linear_us_per_layer_estimated"]))
+    assert step["step_ms"] * 1e3 == pytest.approx(32 * step["layer_us"] + step["lm_head_us"])
+    per_op = {k: v for k, v in step.items() if k.endswith("_ms_per_step")}
+    assert len(per_op) >= 10 and sum(per_op.values()) == pytest.approx(step["step_ms"])
+    assert step["linear_us_per_layer"] * 32 / 1e3 == pytest.approx(
+        sum(per_op[f"{op}_ms_per_step"] for op in ("qkv", "o_proj", "gate_up", "down")))
     assert step["tokens_per_s"] == pytest.approx(2 / (step["step_ms"] / 1e3))
     assert cli.main(["run", path]) == 0
-    assert "linear_us_per_layer_estimated" in capsys.readouterr().out
+    assert "lm_head_ms_per_step" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("kind, text, says", [

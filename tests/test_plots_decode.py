@@ -1,6 +1,6 @@
 """Tests of explorer.plots.decode: the HBM budget stacks weights, held KV and layout waste
-against the HBM line; the step split puts each phase's per-layer time on the bar and
-hatches the estimated linear layers; the latency chart places every sequence and the
+against the HBM line; the op breakdown stacks each op's share of the step's time and HBM
+bytes; the latency chart places every sequence and the
 P50 / P99 lines; the append chart compares both strategies' bytes and times; every figure
 follows the language and degrades to an empty figure with a message.
 """
@@ -49,22 +49,33 @@ def test_memory_figure_scales_to_an_overfull_batch():
     assert total > fig.layout.shapes[0].x0  # the bar runs past the HBM line
 
 
-def test_step_split_per_layer_and_step_with_the_estimate_hatched():
-    parts = {"append": 5_000.0, "attention": 95_000.0, "linear": 400_000.0}
-    fig = dp.step_split_figure(parts, 32, "en")
-    assert [t.meta for t in fig.data] == ["append", "attention", "linear"]
-    assert values(trace(fig, "attention").x)[0] == pytest.approx(95.0)  # µs per layer
-    assert trace(fig, "linear").marker.pattern.shape == "/"
-    assert trace(fig, "attention").marker.pattern.shape == ""
-    assert trace(fig, "linear").name == "linear layers (estimate)"
-    assert "3.04 ms per step" in trace(fig, "attention").text[0]  # 95 µs x 32
-    assert "One layer: 500.0 µs; the step: 32 layers = 16.00 ms" in fig.layout.title.text
+def _ops(rows):
+    """A DecodeStep.ops-like table from (op, count, ns, hbm_bytes)."""
+    import pandas as pd
+    table = pd.DataFrame(rows, columns=["op", "count", "ns", "hbm_bytes"])
+    table["step_ns"] = table["ns"] * table["count"]
+    return table
 
 
-def test_step_split_skips_phases_that_did_not_run():
-    fig = dp.step_split_figure({"append": 0.0, "attention": 1e4, "linear": 2e4}, 2, "en")
-    assert [t.meta for t in fig.data] == ["attention", "linear"]
-    assert not dp.step_split_figure({}, 2, "en").data
+def test_op_breakdown_stacks_shares_of_time_and_bytes():
+    ops = _ops([("qkv", 32, 30_000.0, 6e8), ("attention", 32, 10_000.0, 2e8),
+                ("lm_head", 1, 40_000.0, 1e9), ("rope", 32, 0.0, 0.0)])
+    fig = dp.op_breakdown_figure(ops, 32, "en")
+    assert [t.meta for t in fig.data] == ["qkv", "attention", "lm_head"]  # rope: no time
+    step = 32 * 30_000 + 32 * 10_000 + 40_000  # 1.32 ms
+    bytes_ = 32 * 6e8 + 32 * 2e8 + 1e9
+    qkv = values(trace(fig, "qkv").x)
+    assert qkv[0] == pytest.approx(100 * 32 * 30_000 / step)
+    assert qkv[1] == pytest.approx(100 * 32 * 6e8 / bytes_)
+    assert sum(values(t.x)[0] for t in fig.data) == pytest.approx(100.0)
+    assert "0.96 ms per step = 32 × 30.0 µs" == trace(fig, "qkv").customdata[0]
+    assert list(trace(fig, "qkv").y) == ["time (1.32 ms)", "HBM bytes (24.77 GiB)"]
+    assert "32 layers + the LM head" in fig.layout.title.text
+
+
+def test_op_breakdown_without_ops_says_so():
+    assert not dp.op_breakdown_figure(_ops([]), 2, "en").data
+    assert "No op" in dp.op_breakdown_figure(_ops([]), 2, "en").layout.annotations[0].text
 
 
 def test_latency_points_and_percentile_lines():
@@ -109,9 +120,10 @@ def test_empty_inputs_give_messages():
 
 
 def test_chinese_figures():
-    fig = dp.step_split_figure({"attention": 1e4, "linear": 2e4}, 4, "zh")
-    assert trace(fig, "linear").name == "线性层（估计值）"
-    assert "整步" in fig.layout.title.text
+    fig = dp.op_breakdown_figure(_ops([("attention", 4, 1e4, 1e6), ("down", 4, 2e4, 1e6)]),
+                                 4, "zh")
+    assert trace(fig, "down").name == "down 投影"
+    assert "逐个算子" in fig.layout.title.text
     fig = dp.kv_memory_figure(64 * GiB, GiB, {"paged": (GiB, 2 * GiB)}, "zh")
     assert list(trace(fig, "waste").y) == ["分页"]
     assert trace(fig, "kv").name == "token 占用的 KV"

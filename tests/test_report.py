@@ -71,7 +71,7 @@ def test_html_has_every_figure_and_plotly_once(results, pages, kernel):
     assert {"timeline", "pipe_ratio", "traffic", "load_balance", "bandwidth",
             "roofline"} <= set(kinds)
     assert ("task_grid" in kinds) == (kernel == "gemm")
-    assert ("step_split" in kinds) == (kernel == "decode")
+    assert ("ops" in kinds) == (kernel == "decode")
     for kind in kinds:
         assert t(f"report.figure.{kind}") in page
 

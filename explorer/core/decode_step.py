@@ -1,30 +1,33 @@
-"""One decode step of a whole model from one emulated layer.
+"""One decode step of a whole model, every op of a layer emulated.
 
-``simulate_decode(scenario)`` emulates one layer (KV append, kernel boundary, attention;
-`kernels.decode.kernel`) and builds the step from it:
+``simulate_decode(scenario)`` emulates the program of ``phases = "layer"``
+(`kernels.decode.layer`): one decoder layer, every op a kernel launch with a SyncAll
+after it (RMSNorm -> QKV -> RoPE -> KV append -> attention -> O -> RMSNorm -> gate/up ->
+SwiGLU -> down), then the final RMSNorm and the LM head, and builds the step from it:
 
-    step = layers x (append + attention)   emulated, one layer replicated
-         + linear layers                   ESTIMATED: max(weight bytes / HBM bandwidth,
-                                           2 x params x batch / cube peak)
+    step = layers x (sum of the layer's ops)  +  final norm + LM head      all emulated
 
-Replicating the layer is exact, not an approximation: every layer runs the same program
-on its own cache (disjoint GM regions), each layer starts after a SyncAll with every pipe
-drained, and the L2 holds nothing a later layer reads (its cache regions are new; a
-stale region is always older than every new one, so LRU evicts stale regions first and
-the new layer's hits and misses are those of a cold L2). tests/test_decode_step.py
-checks it against emulating several layers in one program. The result says so in its
-notes. The linear layers (QKV, O, MLP, LM head) are not emulated: their time is a
-roofline estimate and is labelled as one everywhere it is shown.
+An op's time is the span from the end of the launch before it to the end of its own
+launch (its SyncAll included), so the ops add up to the makespan exactly. Replicating
+the layer is exact up to one detail: every layer runs the same program on its own
+weights and cache (disjoint GM regions, each layer cold in L2: a stale region is older
+than every new one, so LRU evicts stale regions first); only the layer's input, the
+batch x hidden activation the previous layer wrote, would be an L2 hit for layers after
+the first and is an HBM read here (batch x hidden x 2 bytes, a few hundred ns at most).
+tests/test_decode_step.py checks replication against emulating several layers in one
+program. A scenario of another ``phases`` (the append or attention alone) gets its step
+from the same scenario with ``phases = "layer"``. The linear roofline
+(``linear_roofline``) stays as a reference line, never as a part of the step.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from kernels.decode import kernel as decode
-
-from kernels.decode import kv_append
+from kernels.decode import kv_append, layer
 from kernels.decode.numerics import verified_pairs
 from kernels.decode.params import cube_buffers, model_of, vector_ub_bytes
 from kernels.decode.workload import max_batch_that_fits
@@ -33,30 +36,56 @@ from kernels.models import ModelShape
 from .scenario import Scenario
 from .simulate import Result, simulate
 
+#: columns of ``DecodeStep.ops``
+OP_COLUMNS = ("op", "kind", "count", "ns", "step_ns", "hbm_bytes", "l2_bytes", "share")
+
 
 @dataclass(frozen=True, eq=False)
 class DecodeStep:
-    """A decode step: the emulated layer, the estimated linear part, and the totals."""
+    """A decode step: the emulated layer and LM head, per op, and the totals."""
 
-    result: Result  # the emulated layer (append + attention)
+    result: Result  # the emulated program: one layer, then the final norm and the LM head
     model: ModelShape
     lengths: np.ndarray  # context length per sequence (counts the new token)
     layers: int  # the model's layers; one is emulated and replicated
-    append_ns: float  # per layer, emulated (up to the kernel boundary)
-    attention_ns: float  # per layer, emulated
-    linear_ns: float  # per layer, ESTIMATED
-    linear_bound: str  # "memory" or "compute": which roofline term sets the estimate
+    ops: pd.DataFrame  # one row per op (OP_COLUMNS): time and bytes of one run and per step
     seq_done_ns: np.ndarray  # per sequence: its attention's end, from the attention start
     kv: dict  # decode_workload.kv_memory for the batch and layout
     fit: dict  # decode_workload.max_batch_that_fits at the mean length
     append_bytes: dict  # GM bytes of one layer's append, both strategies
     ub_plan: dict  # buffer -> bytes of the attention's tiles
-    attention_hbm_bytes: float  # HBM bytes the attention phase moved (one layer)
     notes: tuple[tuple[str, dict], ...]
+
+    def _ns(self, ops) -> float:
+        rows = self.ops[self.ops["op"].isin(ops)]
+        return float(rows["ns"].sum())
+
+    @property
+    def append_ns(self) -> float:
+        """One layer's KV append (up to the end of its kernel boundary)."""
+        return self._ns(("kv_append",))
+
+    @property
+    def attention_ns(self) -> float:
+        return self._ns(("attention",))
+
+    @property
+    def linear_ns(self) -> float:
+        """One layer's linear layers (QKV, O, gate/up, down), emulated."""
+        return self._ns(layer.LINEAR_OPS)
+
+    @property
+    def layer_ns(self) -> float:
+        return self._ns(layer.LAYER_OPS)
+
+    @property
+    def head_ns(self) -> float:
+        """The final norm and the LM head, once per step."""
+        return self._ns(layer.HEAD_OPS)
 
     @property
     def step_ns(self) -> float:
-        return self.layers * (self.append_ns + self.attention_ns + self.linear_ns)
+        return float(self.ops["step_ns"].sum())
 
     @property
     def tokens_per_s(self) -> float:
@@ -77,64 +106,87 @@ class DecodeStep:
         return self.kv["reserved_bytes"] + self.fit["weight_bytes"] <= self.fit["hbm_bytes"]
 
     @property
+    def attention_hbm_bytes(self) -> float:
+        """HBM bytes the attention moved (one layer)."""
+        return float(self.ops.loc[self.ops["op"] == "attention", "hbm_bytes"].sum())
+
+    @property
     def attention_hbm_GBps(self) -> float:
-        """Achieved HBM bandwidth of the attention phase (bytes / ns = GB/s)."""
-        return self.attention_hbm_bytes / self.attention_ns if self.attention_ns > 0 else 0.0
+        """Achieved HBM bandwidth of the attention (bytes / ns = GB/s)."""
+        ns = self.attention_ns
+        return self.attention_hbm_bytes / ns if ns > 0 else 0.0
 
     @property
     def hbm_peak_GBps(self) -> float:
         return float(self.result.chip.hbm_bytes_per_ns)
 
 
-def linear_estimate(model: ModelShape, chip, batch: int, weight_dtype: str) -> tuple[float, str]:
-    """ESTIMATE of one step's linear layers in ns: every weight streamed once from HBM,
-    2 x params x batch flops on the cube at its fp16 (bf16 for bf16 weights) peak; the
-    larger of the two, and which it was. Embedding gathers and activations are ignored."""
+def linear_roofline(model: ModelShape, chip, batch: int, weight_dtype: str) -> tuple[float, str]:
+    """The linear layers' roofline in ns per step (a reference line, not part of the step):
+    every weight streamed once from HBM, 2 x params x batch flops on the cube at its fp16
+    (bf16 for bf16 weights) peak; the larger of the two, and which it was."""
     mem = model.weight_bytes(weight_dtype) / chip.hbm_bytes_per_ns
     prec = "bf16" if weight_dtype == "bf16" and "bf16" in chip.cube_precisions else "fp16"
     flops = 2.0 * model.params * batch / (chip.peak_tflops(prec) * 1e3)
     return (mem, "memory") if mem >= flops else (flops, "compute")
 
 
-def _phases(result: Result, params: dict) -> tuple[float, float, np.ndarray]:
-    """(append ns, attention ns, per-sequence attention end) from the layer's timeline."""
+def op_table(result: Result, layers: int) -> pd.DataFrame:
+    """Per launch of the layer program: its time (end of the launch before it to its own
+    end), how often a step runs it, and the HBM and L2 bytes it moved."""
     tl = result.timeline
-    makespan = result.makespan_ns
-    if params["phases"] == "append":
-        return makespan, 0.0, np.zeros(0)
-    boundary = 0.0
-    if params["phases"] == "both":
-        boundary = float(tl.loc[tl["op"] == "SyncAll", "end_ns"].min())
-    attn = tl[(tl["start_ns"] >= boundary) & (tl["op"] != "SyncAll")
-              & ~tl["op"].isin(decode.APPEND_OPS)]
-    done = attn.groupby("task", observed=True)["end_ns"].max()
-    per_seq = np.zeros(params["batch"])
-    per_seq[done.index.to_numpy()] = done.to_numpy() - boundary
-    return boundary, makespan - boundary, per_seq
+    names = [n for n in tl["launch"].cat.categories if n]  # "" is the categorical's blank
+    ends = tl.groupby("launch", observed=False)["end_ns"].max().reindex(names).fillna(0.0)
+    ends = np.maximum.accumulate(ends.to_numpy())
+    ns = np.diff(np.concatenate([[0.0], ends]))
+    served = tl["served_from"].astype(str)
+    moved = {src: tl[served == src].groupby("launch", observed=False)["bytes"].sum()
+             .reindex(names).fillna(0).to_numpy() for src in ("HBM", "L2")}
+    count = np.array([layers if n in layer.LAYER_OPS else 1 for n in names])
+    table = pd.DataFrame({"op": names, "kind": [layer.OP_KIND[n] for n in names],
+                          "count": count, "ns": ns, "step_ns": ns * count,
+                          "hbm_bytes": moved["HBM"], "l2_bytes": moved["L2"]})
+    total = table["step_ns"].sum()
+    table["share"] = table["step_ns"] / total if total > 0 else 0.0
+    return table[list(OP_COLUMNS)]
 
 
-def _attention_hbm_bytes(result: Result, boundary: float) -> float:
+def _seq_done(result: Result, batch: int) -> np.ndarray:
+    """Per sequence, its attention's last instruction's end, from the attention's start."""
     tl = result.timeline
-    sel = (tl["start_ns"] >= boundary) & (tl["served_from"] == "HBM")
-    return float(tl.loc[sel, "bytes"].sum())
+    attn = tl[tl["launch"] == "attention"]
+    attn = attn[attn["op"] != "SyncAll"]
+    if attn.empty:
+        return np.zeros(0)
+    start = float(tl.loc[tl["launch"] == "kv_append", "end_ns"].max())
+    done = attn[attn["task"] >= 0].groupby("task")["end_ns"].max()
+    per_seq = np.zeros(batch)
+    per_seq[done.index.to_numpy()] = done.to_numpy() - start
+    return per_seq
+
+
+def layer_result(scenario: Scenario, result: Result | None = None) -> Result:
+    """The emulated layer program of ``scenario`` (``result`` when it already is one)."""
+    if result is not None and result.params["phases"] == "layer":
+        return result
+    if result is None and scenario.params_dict.get("phases", "layer") == "layer":
+        return simulate(scenario)
+    return simulate(scenario.replace(params={"phases": "layer"}))
 
 
 def simulate_decode(scenario: Scenario, result: Result | None = None) -> DecodeStep:
     """The decode step of a "decode" scenario (``result``: its simulate(), if at hand)."""
-    result = result if result is not None else simulate(scenario)
+    result = layer_result(scenario, result)
     p = result.params
     model = model_of(p)
     lengths, layout = decode.workload(p, np.random.default_rng(scenario.seed))
-    append_ns, attention_ns, seq_done = _phases(result, p)
-    linear, bound = linear_estimate(model, result.chip, p["batch"], p["weight_dtype"])
     kv = decode.memory_check(result.chip, {**p, "allow_overcommit": True}, lengths, layout)
     fit = max_batch_that_fits(model, result.chip, int(round(float(np.mean(lengths)))),
                               p["kv_dtype"], p["weight_dtype"],
                               block_size=p["block_size"] if p["layout"] == "paged" else None)
     plan = cube_buffers(p, model, p["tile_tokens"]) if p["impl"] == "cube_vector" else \
         {"UB": vector_ub_bytes(p, model, p["tile_tokens"], p["heads_per_pass"])}
-    notes = [("note.decode_replicated", {"layers": model.layers}),
-             (f"note.decode_linear_estimate_{bound}", {})]
+    notes = [("note.decode_replicated", {"layers": model.layers})]
     if kv["reserved_bytes"] + fit["weight_bytes"] > fit["hbm_bytes"]:
         need = (kv["reserved_bytes"] + fit["weight_bytes"]) / 1e9
         notes.append(("note.decode_overcommit", {"need_GB": f"{need:.1f}",
@@ -145,9 +197,7 @@ def simulate_decode(scenario: Scenario, result: Result | None = None) -> DecodeS
     if sample.truncated:
         notes.append(("note.decode_truncated", {"pairs": sample.truncated,
                                                 "tokens": min(sample.tokens)}))
-    boundary = append_ns if p["phases"] == "both" else 0.0
-    return DecodeStep(result, model, lengths, model.layers, append_ns, attention_ns,
-                      linear / model.layers, bound, seq_done, kv, fit,
+    return DecodeStep(result, model, lengths, model.layers, op_table(result, model.layers),
+                      _seq_done(result, p["batch"]), kv, fit,
                       kv_append.traffic(p, model, lengths), plan,
-                      _attention_hbm_bytes(result, boundary) if attention_ns else 0.0,
                       tuple(result.notes) + tuple(notes))

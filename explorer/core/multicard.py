@@ -1,14 +1,13 @@
 """Multi-card decode with tensor parallelism (Megatron style) over an interconnect.
 
 Each of N cards holds 1/N of every layer: q_heads / N query heads with their kv_heads / N
-KV heads (so 1/N of the KV cache), and 1/N of the weights (column-split QKV and MLP up,
-row-split O and MLP down). One card's share is an ordinary decode scenario with a
-"custom" model (`per_card_scenario`) and is emulated like any other decode step; the
-cards run in lock step, so the step of the group is that card's step plus the
-communication tensor parallelism needs:
+KV heads (so 1/N of the KV cache), and 1/N of the weights (column-split QKV, gate/up and
+LM head, row-split O and down). One card's share is an ordinary decode scenario with a
+"custom" model and ``tp = N`` (`per_card_scenario`) and is emulated like any other
+decode step, every op of its layer included; the cards run in lock step, so the step of
+the group is that card's step plus the communication tensor parallelism needs:
 
-    step = layers x (append + attention + linear      one card's share, emulated
-                                                       (linear: the usual ESTIMATE)
+    step = layers x (one card's layer, emulated
                      + 2 all-reduces)                  after attention (O projection)
                                                        and after the MLP (down
                                                        projection), each of
@@ -22,8 +21,8 @@ all-gather, 2 (N - 1) steps, each card sending 2 (N - 1) / N of the message in t
 alpha is the latency of one step (``latency_us``); bw(N) is the bandwidth one card can
 send with: on a full mesh (HCCS on an 8-card 910B board, one link to every other card)
 all N - 1 links at once, min(per_card_GBps, (N - 1) x link_GBps); on a ring one link,
-link_GBps. Everything here is a model: the per-card step is emulated, the linear layers
-and the communication are estimates and are labelled as such.
+link_GBps. The per-card step is emulated; the communication is an estimate and is
+labelled as one.
 """
 from __future__ import annotations
 
@@ -143,11 +142,13 @@ def _divisors(n: int, limit: int = MAX_CARDS) -> str:
 
 
 def per_card_shape(scenario: Scenario, cards: int) -> dict[str, int | float]:
-    """The custom_* parameters of one card's share: heads, hidden and parameters / N."""
+    """The custom_* parameters of one card's share: heads, hidden, the MLP width and
+    parameters / N (the vocabulary, RoPE base and epsilon whole: the layer divides the LM
+    head by ``tp``)."""
     _check_cards(scenario, cards)
     m = model_of(scenario.params_dict)
     for field, value in (("kv_heads", m.kv_heads), ("q_heads", m.q_heads),
-                         ("hidden", m.hidden)):
+                         ("hidden", m.hidden), ("intermediate_size", m.intermediate_size)):
         if value % cards:
             raise InputError("cards", cards, f"a divisor of {field} = {value} of "
                              f"{m.display_name} ({_divisors(value)}): tensor parallelism "
@@ -155,7 +156,9 @@ def per_card_shape(scenario: Scenario, cards: int) -> dict[str, int | float]:
                              hint=f"Use {_divisors(m.kv_heads)} cards")
     return {"layers": m.layers, "q_heads": m.q_heads // cards, "kv_heads": m.kv_heads // cards,
             "head_dim": m.head_dim, "hidden": m.hidden // cards,
-            "params_B": m.params_B / cards}
+            "params_B": m.params_B / cards, "intermediate_size": m.intermediate_size // cards,
+            "vocab_size": m.vocab_size, "rope_theta": m.rope_theta,
+            "rms_norm_eps": m.rms_norm_eps}
 
 
 def per_card_scenario(scenario: Scenario, cards: int) -> Scenario:
@@ -167,7 +170,8 @@ def per_card_scenario(scenario: Scenario, cards: int) -> Scenario:
     if cards == 1:
         return scenario.replace(params={"allow_overcommit": True})
     params = {f"custom_{k}": v for k, v in shape.items()}
-    params.update(model=CUSTOM, allow_overcommit=True, heads_per_pass=0, split_tokens=0)
+    params.update(model=CUSTOM, allow_overcommit=True, heads_per_pass=0, split_tokens=0,
+                  tp=cards)
     return scenario.replace(params=params)
 
 

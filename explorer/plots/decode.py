@@ -1,5 +1,5 @@
 """Decode figures: where HBM goes (weights, KV cache, layout waste), what one decode step
-spends its time on (append, attention, the estimated linear layers), when each sequence
+spends its time on (every op of the layer and the LM head, in time and in HBM bytes), when each sequence
 of the batch is done, and what the append strategy costs.
 
 Pure functions of plain numbers (bytes, nanoseconds, per-sequence arrays), so the page,
@@ -20,9 +20,7 @@ from explorer.plots.style import (PIPE_COLOURS, SOURCE_COLOURS, base_layout, byt
 NS_PER_US, NS_PER_MS = 1e3, 1e6
 #: one colour per part of HBM and per phase of the step
 COLOURS = {"weights": "#7F7F7F", "kv": SOURCE_COLOURS["L2"], "waste": "#E69F00",
-           "append": PIPE_COLOURS["MTE3"], "attention": PIPE_COLOURS["VECTOR"],
-           "linear": PIPE_COLOURS["CUBE"], "incremental": "#009E73", "concat": "#D55E00"}
-PHASES = ("append", "attention", "linear")
+           "attention": PIPE_COLOURS["VECTOR"], "incremental": "#009E73", "concat": "#D55E00"}
 STRATEGIES = ("incremental", "concat")
 #: sequences drawn one by one in the latency chart (beyond: every k-th)
 MAX_POINTS = 4096
@@ -61,35 +59,44 @@ def kv_memory_figure(hbm_bytes: int, weight_bytes: int,
 
 
 # ---- the step ----------------------------------------------------------------------------
-def _phase_trace(phase: str, ns: float, layers: int, lang: str, estimated: bool) -> go.Bar:
-    """One phase of the step: per layer (µs) on the left bar, whole step (ms) on the right."""
-    name = msg(f"decode.phase.{phase}", lang)
-    if estimated:
-        name = msg("decode.estimated", lang, name=name)
-    return go.Bar(x=[ns / NS_PER_US], y=[msg("decode.per_layer", lang)], orientation="h",
-                  name=name, meta=phase, marker_color=COLOURS[phase],
-                  marker_pattern_shape="/" if estimated else "",
-                  text=[msg("decode.split_text", lang, us=f"{ns / NS_PER_US:,.1f}",
-                            ms=f"{ns * layers / NS_PER_MS:,.2f}")],
-                  textposition="inside", hovertemplate="%{fullData.name}: %{text}<extra></extra>")
+#: one colour per op of the layer, ramps by what the op mostly moves: weights (blues),
+#: the KV cache (oranges), activations (greens)
+OP_COLOURS = {"qkv": "#08519C", "o_proj": "#3182BD", "gate_up": "#6BAED6", "down": "#9ECAE1",
+              "lm_head": "#C6DBEF", "kv_append": "#E6550D", "attention": "#FD8D3C",
+              "attn_norm": "#31A354", "rope": "#74C476", "mlp_norm": "#A1D99B",
+              "swiglu": "#C7E9C0", "final_norm": "#E5F5E0"}
 
 
-def step_split_figure(parts_ns: Mapping[str, float], layers: int, lang: str = "en",
-                      estimated: tuple[str, ...] = ("linear",)) -> go.Figure:
-    """The time of one layer split into append, attention and the linear layers (µs), each
-    labelled with its share of the whole step (x layers, ms); estimated parts are hatched."""
-    shown = [p for p in PHASES if parts_ns.get(p, 0.0) > 0]
-    if not shown:
-        return empty_figure(msg("decode.split_empty", lang), msg("decode.split_title", lang))
+def op_breakdown_figure(ops, layers: int, lang: str = "en") -> go.Figure:
+    """The step split by op, as two stacked bars of shares: time and HBM bytes, each op
+    counted as often as a step runs it (``layers`` times for the layer's ops, once for the
+    final norm and the LM head). ``ops`` is ``DecodeStep.ops`` (op, count, step_ns,
+    hbm_bytes, ...): at small batch the weight-streaming ops dominate, at long context the
+    attention over the KV cache does."""
+    ops = ops[ops["step_ns"] > 0]
+    if ops.empty:
+        return empty_figure(msg("decode.ops.empty", lang), msg("decode.ops.title", lang))
+    step_ns = float(ops["step_ns"].sum())
+    hbm = ops["hbm_bytes"].to_numpy(float) * ops["count"].to_numpy(float)
+    rows = [msg("decode.ops.row_time", lang, ms=f"{step_ns / NS_PER_MS:,.2f}"),
+            msg("decode.ops.row_hbm", lang, bytes=format_bytes(hbm.sum()))]
     fig = go.Figure()
-    for phase in shown:
-        fig.add_trace(_phase_trace(phase, float(parts_ns[phase]), layers, lang,
-                                   phase in estimated))
-    layer_ns = sum(float(parts_ns[p]) for p in shown)
-    title = msg("decode.split_title_values", lang, layer=f"{layer_ns / NS_PER_US:,.1f}",
-                layers=layers, step=f"{layer_ns * layers / NS_PER_MS:,.2f}")
-    base_layout(fig, title, barmode="stack", height=230)
-    fig.update_xaxes(title_text=msg("decode.us_axis", lang), rangemode="tozero")
+    for (_, op), op_hbm in zip(ops.iterrows(), hbm):
+        shares = [op["step_ns"] / step_ns, op_hbm / hbm.sum() if hbm.sum() else 0.0]
+        name = msg(f"decode.op.{op['op']}", lang)
+        text = [msg("decode.ops.time_text", lang, ms=f"{op['step_ns'] / NS_PER_MS:,.2f}",
+                    us=f"{op['ns'] / NS_PER_US:,.1f}", count=int(op["count"])),
+                format_bytes(op_hbm)]
+        fig.add_trace(go.Bar(y=rows, x=[100 * s for s in shares], orientation="h",
+                             name=name, meta=op["op"], customdata=text,
+                             marker_color=OP_COLOURS.get(op["op"], "#999999"),
+                             hovertemplate="%{fullData.name}: %{x:.1f}% (%{customdata})"
+                                           "<extra></extra>"))
+    base_layout(fig, msg("decode.ops.title_values", lang, layers=layers), barmode="stack",
+                height=300)
+    fig.update_xaxes(title_text=msg("decode.ops.share_axis", lang), range=[0, 100])
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(legend=dict(orientation="h", y=-0.35, traceorder="normal"))
     return fig
 
 

@@ -81,9 +81,7 @@ def _task_grid(result, lang: str) -> go.Figure:
 
 
 def _decode_figures(step, lang: str) -> list[tuple[str, go.Figure]]:
-    parts = {"append": step.append_ns, "attention": step.attention_ns,
-             "linear": step.linear_ns}
-    shown = [("step_split", decode_plots.step_split_figure(parts, step.layers, lang))]
+    shown = [("ops", decode_plots.op_breakdown_figure(step.ops, step.layers, lang))]
     if len(step.seq_done_ns):
         shown.append(("latency", decode_plots.latency_figure(
             step.seq_done_ns, step.lengths, step.latency_p50_ns, step.latency_p99_ns, lang)))

@@ -1,6 +1,6 @@
 """What the decode page shows about one scenario: the KV memory calculator (before any
 emulation: the shapes alone decide it), the decode step (time, tokens/s, per-sequence
-completion, the per-layer split with the linear layers as a labelled estimate), the
+completion, the step op by op, every op of the layer emulated), the
 timeline and summary figures of the emulated layer, HBM bandwidth against its peak and
 the roofline, incremental vs concat append, and the numerical check.
 
@@ -10,14 +10,15 @@ layer, so figures drawn through ``run_view`` and the step come from one emulatio
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from explorer import plots
 from explorer.core import Scenario
-from explorer.core.decode_step import DecodeStep, simulate_decode
+from explorer.core.decode_step import DecodeStep, linear_roofline, simulate_decode
 from explorer.plots import decode as decode_plots
-from explorer.plots.style import format_bytes
+from explorer.plots.style import format_bytes, msg
 from explorer.ui import run_view, state
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -143,8 +144,9 @@ def show_memory(chip: Chip, p: dict, lengths, layout) -> None:
 
 # ---- the step ----------------------------------------------------------------------------
 def show_step(s: DecodeStep) -> None:
-    """Step time, tokens/s and P50/P99 completion, then the per-layer split (the linear
-    layers hatched: an estimate) and when each sequence is done."""
+    """Step time, tokens/s and P50/P99 completion, then the step op by op (time and HBM
+    bytes, every op emulated; the linear roofline quoted as a reference) and when each
+    sequence is done."""
     row = st.columns(4)
     _metric(row[0], "ui.decode.step.time", f"{s.step_ns / 1e6:,.2f} ms",
             "ui.decode.step.time_help", layers=s.layers)
@@ -154,17 +156,34 @@ def show_step(s: DecodeStep) -> None:
             "ui.decode.step.p_help")
     _metric(row[3], "ui.decode.step.p99", f"{s.latency_p99_ns / 1e3:,.1f} µs",
             "ui.decode.step.p_help")
-    parts = {"append": s.append_ns, "attention": s.attention_ns, "linear": s.linear_ns}
-    run_view.show(decode_plots.step_split_figure(parts, s.layers, state.language()),
-                  key="step_split")
-    st.caption(state.tr("ui.decode.step.linear_caption",
-                        bound=state.tr(f"ui.decode.linear_bound.{s.linear_bound}"),
-                        us=f"{s.linear_ns / 1e3:,.1f}"))
+    show_ops(s)
     if len(s.seq_done_ns):
         run_view.show(decode_plots.latency_figure(
             s.seq_done_ns, s.lengths, s.latency_p50_ns, s.latency_p99_ns, state.language()),
             key="latency")
         st.caption(state.tr("ui.decode.step.latency_caption"))
+
+
+def show_ops(s: DecodeStep) -> None:
+    """The step op by op: the stacked shares of time and HBM bytes, and the table."""
+    st.subheader(state.tr("ui.decode.ops.title"))
+    run_view.show(decode_plots.op_breakdown_figure(s.ops, s.layers, state.language()),
+                  key="ops")
+    p = s.result.params
+    roofline_ns, _ = linear_roofline(s.model, s.result.chip, p["batch"], p["weight_dtype"])
+    st.caption(state.tr("ui.decode.ops.caption", roofline_ms=f"{roofline_ns / 1e6:,.2f}"))
+    lang = state.language()
+    table = pd.DataFrame({
+        state.tr("ui.decode.ops.table_op"): [msg(f"decode.op.{op}", lang)
+                                            for op in s.ops["op"]],
+        state.tr("ui.decode.ops.table_time"): s.ops["ns"] / 1e3,
+        state.tr("ui.decode.ops.table_step"): s.ops["step_ns"] / 1e6,
+        state.tr("ui.decode.ops.table_share"): 100 * s.ops["share"],
+        state.tr("ui.decode.ops.table_hbm"): [format_bytes(b) for b in s.ops["hbm_bytes"]]})
+    st.dataframe(table, hide_index=True, column_config={
+        table.columns[1]: st.column_config.NumberColumn(format="%.1f"),
+        table.columns[2]: st.column_config.NumberColumn(format="%.3f"),
+        table.columns[3]: st.column_config.NumberColumn(format="%.1f%%")})
 
 
 def show_layer(scenario: Scenario, s: DecodeStep) -> None:

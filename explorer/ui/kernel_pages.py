@@ -3,8 +3,9 @@
 What the UI needs beyond the kernel's own record: the page's URL path, the session prefix
 of its widgets (so the sweep can start from the page's state), the page's defaults beyond
 the kernel's, the catalogue prefix of its parameter labels and the sweep's first knob. A
-kernel without a page (a newly registered one) gets ``page_of``'s plain record: no page
-link, the kernel's defaults, generic labels, its first numeric parameter as the knob.
+kernel without a page (a newly registered one) gets ``page_of``'s plain record: the generic
+page (``kernels?kernel=<name>``, values under ``kn.<name>.``), the kernel's defaults,
+generic labels, its first numeric parameter as the knob.
 """
 from __future__ import annotations
 
@@ -50,14 +51,20 @@ PAGES: dict[str, KernelPage] = {p.kernel: p for p in (
 )}
 
 
+#: URL path of the generic page (explorer/ui/pages/kernels.py) that shows any other kernel
+GENERIC_PATH = "kernels"
+
+
 def page_of(kernel: str) -> KernelPage:
-    """The page record of a registered kernel (a plain one when it has no page)."""
+    """The page record of a registered kernel (a plain one, on the generic page, when it
+    has no page of its own)."""
     if kernel in PAGES:
         return PAGES[kernel]
     record = kernels.get(kernel)
     first = next((s for s in record.params if s.kind in (int, float) and s.min is not None),
                  None)
-    return KernelPage(kernel, first_knob=(first.name, "") if first else None)
+    return KernelPage(kernel, f"{GENERIC_PATH}?kernel={kernel}", f"kn.{kernel}.",
+                      first_knob=(first.name, "") if first else None)
 
 
 def names() -> tuple[str, ...]:

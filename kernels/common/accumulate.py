@@ -24,11 +24,12 @@ import numpy as np
 
 from hardware_presets.errors import InputError
 
-from kernels.common.formats import gamma
+from kernels.common.formats import UNIT_ROUNDOFF, gamma
 from kernels.common.precision import FLOAT_FORMATS, format_of, round_to
 
 STRATEGIES = ("fp32", "fp16", "pairwise", "kahan")
-_UNIT = {"fp32": 2.0 ** -24, "fp16": 2.0 ** -11, "pairwise": 2.0 ** -24, "kahan": 2.0 ** -24}
+#: the format each strategy's adder rounds to (its unit roundoff is the table's)
+ADDER = {"fp32": "fp32", "fp16": "fp16", "pairwise": "fp32", "kahan": "fp32"}
 _F16, _F32, _F64 = np.float16, np.float32, np.float64
 
 
@@ -234,7 +235,7 @@ def strategy_unit(strategy: str) -> float:
     (Knuth; Higham, Accuracy and Stability, 4.3), see ``strategy_bound``.
     """
     _check_strategy(strategy)
-    return _UNIT[strategy]
+    return UNIT_ROUNDOFF[ADDER[strategy]]
 
 
 def bounds(n, u: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,5 +1,14 @@
-"""Number formats of the cube and the fixpipe: rounding to them, and 2-of-4 pruning.
+"""Number formats: the one table of every element type the project names, rounding to
+the float formats, and 2-of-4 pruning.
 
+* ``FORMATS``: one frozen ``Format`` per element type (fp32, hf32, bf16, fp16, int8, int4,
+  int16, int32): bits and bytes per element, mantissa / exponent bits, unit roundoff,
+  range. The float entries are read from ``ml_dtypes.finfo`` and the integer ones from
+  ``ml_dtypes.iinfo``, so no figure is typed by hand; hf32 (no numpy type) is fp32's
+  finfo with Ascend's 11 explicit mantissa bits. Every other table of bytes or roundoffs
+  (``DTYPE_BYTES``, ``UNIT_ROUNDOFF``, ``ROUNDING`` ...) is a view derived from it.
+* Which chips take a format is not a fact of the format but of the chip preset
+  (``cube_precisions``, ``vector_dtypes``): ``chip_formats`` / ``units_with`` ask the chip.
 * fp16 and fp32 round with numpy's own conversions, bf16 with ml_dtypes'; each is one
   round-to-nearest-even of the given value (a float64 is not rounded to fp32 first).
 * hf32 is Ascend's reduced-precision fp32 (``SetHF32Mode`` / ``SetHF32TransMode(0)``):
@@ -10,23 +19,120 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ml_dtypes
 import numpy as np
 
+from hardware_presets.errors import InputError
+
+#: explicit mantissa bits of hf32, the cube's reduced-precision fp32 mode (``SetHF32Mode``)
+HF32_MANTISSA_BITS = 11
+
+
+@dataclass(frozen=True)
+class Format:
+    """One element type. ``unit_roundoff`` u bounds the relative error of one rounding in
+    the normal range (|fl(x) - x| <= u |x|), ``subnormal_error`` eta the absolute error of
+    one rounding below it (half the smallest subnormal); both are 0 for integers, whose
+    adds are exact (int32 wraps). ``storage`` is the numpy dtype that holds one value
+    (hf32: float32; int4: ml_dtypes.int4, one per byte in numpy, two per byte in GM)."""
+
+    name: str
+    kind: str  # "float" | "int"
+    bits: int
+    bytes: float  # bits / 8: an int where whole, 0.5 for int4
+    storage: np.dtype
+    mantissa_bits: int  # explicit (stored) fraction bits; 0 for integers
+    exponent_bits: int  # 0 for integers
+    unit_roundoff: float
+    subnormal_error: float
+    max_value: float  # the largest finite value
+    min_value: float  # the most negative finite value
+    min_normal: float  # the smallest positive normal; 0 for integers
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def rounding(self) -> tuple[float, float]:
+        """(u, eta) of one rounding to this format, as ``after_rounding`` takes it."""
+        return self.unit_roundoff, self.subnormal_error
+
+
+def _bytes(bits: int) -> float:
+    return bits // 8 if bits % 8 == 0 else bits / 8
+
+
+def _float(name: str, dtype, mantissa: int | None = None) -> Format:
+    """A binary float format from ``ml_dtypes.finfo(dtype)``; ``mantissa`` narrows the
+    fraction (hf32: fp32's exponent range and storage, fewer explicit bits)."""
+    fi = ml_dtypes.finfo(dtype)
+    t = fi.nmant if mantissa is None else mantissa
+    top = float((2.0 - 2.0 ** -t) * 2.0 ** (fi.maxexp - 1))
+    return Format(name, "float", fi.bits, _bytes(fi.bits), np.dtype(dtype), t, fi.nexp,
+                  2.0 ** -(t + 1), 2.0 ** (fi.minexp - t - 1), top, -top,
+                  float(fi.smallest_normal))
+
+
+def _int(name: str, dtype) -> Format:
+    ii = ml_dtypes.iinfo(dtype)
+    return Format(name, "int", ii.bits, _bytes(ii.bits), np.dtype(dtype), 0, 0, 0.0, 0.0,
+                  float(ii.max), float(ii.min), 0.0)
+
+
+#: every element type, in display order (widest float first, then the integers)
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    _float("fp32", np.float32),
+    _float("hf32", np.float32, HF32_MANTISSA_BITS),
+    _float("bf16", ml_dtypes.bfloat16),
+    _float("fp16", np.float16),
+    _int("int8", np.int8),
+    _int("int4", ml_dtypes.int4),
+    _int("int16", np.int16),
+    _int("int32", np.int32),
+)}
+FLOAT_FORMATS = tuple(k for k, f in FORMATS.items() if not f.is_integer)
+#: float64, the host's reference arithmetic (not a device format): its unit roundoff
+FP64_UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2
+
+# ---- views of the table, under the names the kernels use -----------------------------
 #: storage dtype of each format (hf32 values are held in float32)
-STORAGE = {"fp16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16),
-           "fp32": np.dtype(np.float32), "hf32": np.dtype(np.float32),
-           "int8": np.dtype(np.int8), "int32": np.dtype(np.int32)}
+STORAGE = {k: f.storage for k, f in FORMATS.items()}
+#: bytes per element of each format
+BYTES = {k: f.bytes for k, f in FORMATS.items()}
 #: explicit mantissa bits of the floating-point formats
-MANTISSA_BITS = {"fp16": 10, "bf16": 7, "hf32": 11, "fp32": 23}
+MANTISSA_BITS = {k: FORMATS[k].mantissa_bits for k in FLOAT_FORMATS}
 #: unit roundoff u (|round(x) - x| <= u |x| in the normal range) and the largest absolute
 #: error of a rounding in the subnormal range (half the smallest subnormal)
-UNIT_ROUNDOFF = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8, "hf32": 2.0 ** -12, "fp32": 2.0 ** -24}
-SUBNORMAL_ERROR = {"fp16": 2.0 ** -25, "bf16": 2.0 ** -134, "hf32": 2.0 ** -138,
-                   "fp32": 2.0 ** -150}
-#: (u, eta) of one rounding to each format; int32 (wrap-around adds) and exact steps: 0
-ROUNDING = {**{k: (UNIT_ROUNDOFF[k], SUBNORMAL_ERROR[k]) for k in UNIT_ROUNDOFF},
-            "int32": (0.0, 0.0)}
+UNIT_ROUNDOFF = {k: FORMATS[k].unit_roundoff for k in FLOAT_FORMATS}
+SUBNORMAL_ERROR = {k: FORMATS[k].subnormal_error for k in FLOAT_FORMATS}
+#: (u, eta) of one rounding to each format; integers (int32 wrap-around adds): exact, 0
+ROUNDING = {k: f.rounding for k, f in FORMATS.items()}
+UNITS = ("cube", "vector")
+
+
+def format_of(name: str, table: dict[str, Format] = FORMATS) -> Format:
+    """The Format called ``name`` in ``table``, or an InputError listing the known ones."""
+    try:
+        return table[name]
+    except (KeyError, TypeError):
+        raise InputError("format", name, "one of " + ", ".join(table)) from None
+
+
+def chip_formats(chip) -> dict[str, tuple[str, ...]]:
+    """{"cube": the precisions the chip's cube takes (``chip.cube_precisions``),
+    "vector": the element types its vector unit lists (``chip.vector_dtypes``; bf16 only
+    where the preset lists it)}: the preset decides, this table never copies it."""
+    return {"cube": tuple(chip.cube_precisions), "vector": tuple(chip.vector_dtypes)}
+
+
+def units_with(chip, name: str) -> tuple[str, ...]:
+    """The units of ``chip`` ("cube", "vector") that take the format ``name``."""
+    return tuple(unit for unit, names in chip_formats(chip).items() if name in names)
+
+
 _SIGN, _ABS, _EXP = np.uint32(0x8000_0000), np.uint32(0x7FFF_FFFF), np.uint32(0x7F80_0000)
 _QNAN = np.uint32(0x7FC0_0000)
 
@@ -41,7 +147,7 @@ def round_fp32_bits(x32: np.ndarray, explicit_bits: int) -> np.ndarray:
     their quantum is fixed. NaN becomes the quiet NaN of the same sign (as ml_dtypes does
     for bf16), infinities and zeros are kept. ``explicit_bits`` = 7 is bf16, 11 is hf32.
     """
-    drop = 23 - explicit_bits
+    drop = FORMATS["fp32"].mantissa_bits - explicit_bits
     bits = np.ascontiguousarray(x32, dtype=np.float32).view(np.uint32)
     if drop <= 0:
         return bits.view(np.float32).copy()
@@ -60,18 +166,20 @@ def round_to(x, dtype: str) -> np.ndarray:
     int8 -> int8 (round half to even, saturated to [-128, 127], NaN -> 0).
     """
     x = np.asarray(x)
-    if dtype in ("fp16", "bf16", "fp32", "hf32"):
+    if dtype in FLOAT_FORMATS:
         with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is the rule
             if dtype != "hf32":
                 return x.astype(STORAGE[dtype])
             x32 = x.astype(np.float32)
         return round_fp32_bits(x32, MANTISSA_BITS["hf32"]).reshape(x.shape)
     if dtype == "int8":
+        lo, hi = FORMATS["int8"].min_value, FORMATS["int8"].max_value
         if x.dtype.kind in "iub":
-            return np.clip(x, -128, 127).astype(np.int8)
-        r = np.rint(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=127.0, neginf=-128.0))
-        return np.clip(r, -128, 127).astype(np.int8)
-    raise ValueError(f"round_to: unknown dtype {dtype!r}; one of fp16, bf16, fp32, hf32, int8")
+            return np.clip(x, lo, hi).astype(np.int8)
+        r = np.rint(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=hi, neginf=lo))
+        return np.clip(r, lo, hi).astype(np.int8)
+    raise ValueError(f"round_to: unknown dtype {dtype!r}; one of "
+                     f"{', '.join(FLOAT_FORMATS)}, int8")
 
 
 def _magnitude(b: np.ndarray) -> np.ndarray:

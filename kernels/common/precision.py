@@ -1,9 +1,10 @@
 """Number formats as a measured dimension: what each format is, rounding to the float
 formats, quantization to the integer formats, and which formats each chip's units take.
 
-* ``FORMATS``: fp32, hf32, bf16, fp16, int8, int4, each with its unit roundoff, range and
-  bytes per element. hf32 is the cube's reduced-mantissa fp32 mode (fp32 exponent range,
-  11 explicit mantissa bits); it is held in 4 bytes like fp32.
+* ``FORMATS``: fp32, hf32, bf16, fp16, int8, int4: the study's view of the one table
+  ``kernels.common.formats.FORMATS`` (unit roundoff, range, bytes per element). hf32 is
+  the cube's reduced-mantissa fp32 mode (fp32 exponent range, 11 explicit mantissa
+  bits); it is held in 4 bytes like fp32.
 * ``round_to(x, name)``: one round-to-nearest-even of ``x`` to a float format, returned as
   float64 values (fp16 keeps subnormals and overflows to inf). The rounding itself is
   numpy's (fp16, fp32) and ml_dtypes' (bf16) conversion, and for hf32 fp32 then 11 bits on
@@ -23,53 +24,29 @@ import numpy as np
 from hardware_presets.errors import InputError
 
 from kernels.common import formats as _formats
+from kernels.common.formats import Format, chip_formats
+
+__all__ = ["FLOAT_FORMATS", "FORMATS", "Format", "GRANULARITIES", "INT_FORMATS", "SCHEMES",
+           "UNITS", "Quantized", "chip_formats", "format_of", "quantize", "require",
+           "round_to"]
 
 
-@dataclass(frozen=True)
-class Format:
-    """One number format. ``unit_roundoff`` u bounds the relative error of one rounding in
-    the normal range (|fl(x) - x| <= u |x|); ``max_value`` is the largest finite value,
-    ``min_normal`` the smallest positive normal (0 for integers); ``mantissa_bits`` counts
-    the explicit (stored) fraction bits."""
-
-    name: str
-    kind: str  # "float" | "int"
-    bits: int
-    bytes: float
-    unit_roundoff: float
-    max_value: float
-    min_normal: float
-    mantissa_bits: int
-
-
-def _float_format(name: str, bits: int, mantissa: int, max_exp: int, min_exp: int) -> Format:
-    """A binary float format: u = 2**-(mantissa + 1), max = (2 - 2**-mantissa) 2**max_exp."""
-    return Format(name, "float", bits, bits / 8, 2.0 ** -(mantissa + 1),
-                  (2.0 - 2.0 ** -mantissa) * 2.0 ** max_exp, 2.0 ** min_exp, mantissa)
-
-
-#: the formats in display order (widest float first)
-FORMATS: dict[str, Format] = {
-    "fp32": _float_format("fp32", 32, 23, 127, -126),
-    "hf32": _float_format("hf32", 32, 11, 127, -126),
-    "bf16": _float_format("bf16", 16, 7, 127, -126),
-    "fp16": _float_format("fp16", 16, 10, 15, -14),
-    "int8": Format("int8", "int", 8, 1.0, 0.0, 127.0, 0.0, 0),
-    "int4": Format("int4", "int", 4, 0.5, 0.0, 7.0, 0.0, 0),
-}
-FLOAT_FORMATS = tuple(k for k, f in FORMATS.items() if f.kind == "float")
-INT_FORMATS = tuple(k for k, f in FORMATS.items() if f.kind == "int")
+#: the formats of the study (display order): every float, and the integer formats whose
+#: codes an int8 holds (int16 / int32 are accumulator types, not quantisation targets)
+FORMATS: dict[str, Format] = {k: f for k, f in _formats.FORMATS.items()
+                              if not f.is_integer or f.bits <= 8}
+FLOAT_FORMATS = tuple(k for k, f in FORMATS.items() if not f.is_integer)
+INT_FORMATS = tuple(k for k, f in FORMATS.items() if f.is_integer)
 SCHEMES = ("symmetric", "asymmetric")
 GRANULARITIES = ("tensor", "channel", "token", "group")
-UNITS = ("cube", "vector")
+UNITS = _formats.UNITS
+#: scales and zero points are fp32
+_SCALE_BYTES = _formats.BYTES["fp32"]
 
 
 def format_of(name: str) -> Format:
-    """The Format called ``name``, or an InputError listing the known ones."""
-    try:
-        return FORMATS[name]
-    except (KeyError, TypeError):
-        raise InputError("format", name, "one of " + ", ".join(FORMATS)) from None
+    """The Format called ``name``, or an InputError listing the study's formats."""
+    return _formats.format_of(name, FORMATS)
 
 
 def round_to(x, name: str) -> np.ndarray:
@@ -130,8 +107,8 @@ class Quantized:
         """Storage: codes at the format's bits (int4 packs two per byte; an odd count
         leaves half a byte), plus 4 bytes (fp32) per scale and, for asymmetric, per zero
         point."""
-        per_scale = 8 if self.scheme == "asymmetric" else 4
-        return self.codes.size * FORMATS[self.fmt].bits / 8 + per_scale * self.scale.size
+        per_scale = _SCALE_BYTES * (2 if self.scheme == "asymmetric" else 1)
+        return self.codes.size * FORMATS[self.fmt].bytes + per_scale * self.scale.size
 
 
 def _check_choice(field: str, value, allowed: tuple[str, ...]) -> None:
@@ -239,7 +216,7 @@ def quantize(x, fmt: str = "int8", scheme: str = "symmetric", granularity: str =
     bits = FORMATS[fmt].bits
     lo, hi = _group_stats(x, granularity, axis, group_size)
     if scheme == "symmetric":
-        qmax = float(2 ** (bits - 1) - 1)
+        qmax = FORMATS[fmt].max_value  # 2**(bits - 1) - 1
         reach = np.maximum(np.abs(lo), np.abs(hi))
         scale = _safe_scale(np.where(reach > 0, reach / qmax, 1.0), reach, qmax)
         zp = np.zeros_like(scale)
@@ -248,7 +225,7 @@ def quantize(x, fmt: str = "int8", scheme: str = "symmetric", granularity: str =
         steps, qmin = x / q.expand(scale), -qmax
     else:
         levels = float(2 ** bits - 1)
-        qmin = -128.0 if fmt == "int8" else 0.0
+        qmin = FORMATS[fmt].min_value if fmt == "int8" else 0.0  # int4: unsigned codes
         qmax = qmin + levels
         span = hi / levels - lo / levels  # (hi - lo) / levels without overflow
         scale = np.where(span > 0, span, np.where(lo != 0, np.abs(lo), 1.0))
@@ -261,13 +238,6 @@ def quantize(x, fmt: str = "int8", scheme: str = "symmetric", granularity: str =
 
 
 # ---- which unit takes which format ------------------------------------------------------
-def chip_formats(chip) -> dict[str, tuple[str, ...]]:
-    """{"cube": the precisions the chip's cube takes (``chip.cube_precisions``),
-    "vector": the element types its vector unit lists (``chip.vector_dtypes``; bf16 only
-    where the preset lists it)}."""
-    return {"cube": tuple(chip.cube_precisions), "vector": tuple(chip.vector_dtypes)}
-
-
 def require(chip, fmt: str, unit: str = "cube") -> None:
     """Refuse ``fmt`` on ``unit`` of ``chip`` when the preset does not list it."""
     _check_choice("unit", unit, UNITS)

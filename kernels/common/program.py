@@ -17,6 +17,7 @@ import numpy as np
 from hardware_presets.errors import InputError
 
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
+from kernels.common.formats import FORMATS
 
 
 class Pipe(IntEnum):
@@ -65,10 +66,10 @@ class VClass(IntEnum):
     SORT = 2  # Sort32 / MrgSort: several cycles per 256-byte repeat
 
 
-#: Precision codes shared by MMAD and vector instructions.
+#: Precision codes shared by MMAD and vector instructions (the order is the code).
 DTYPES = ("fp16", "bf16", "fp32", "hf32", "int8", "int4", "int16", "int32")
-DTYPE_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1, "int4": 0.5,
-               "int16": 2, "int32": 4}
+#: bytes per element of each code, read from the one table of formats
+DTYPE_BYTES = {name: FORMATS[name].bytes for name in DTYPES}
 
 
 def dtype_code(name: str) -> int:

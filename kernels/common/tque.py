@@ -63,15 +63,15 @@ def iteration_index(owner: np.ndarray) -> np.ndarray:
 
 
 def staged_loop(b: ProgramBuilder, cores, iters, tasks, stages: list[Stage],
-                queues: list[tuple[int, int, int]]) -> list[np.ndarray]:
+                queues: list[tuple[int, int, int]], seq0: int = 0) -> list[np.ndarray]:
     """Emit every stage for every iteration and the queue dependencies between them.
 
     ``queues`` lists (producer stage, consumer stage, BUFFER_NUM). Stages on one pipe run
     in program order (iteration-major), so only queue edges are needed. Returns the ids
-    of each stage's instructions.
+    of each stage's instructions; program-order keys start at ``seq0``.
     """
     iters = np.asarray(iters, np.int64)
-    seq = iters * len(stages)
+    seq = seq0 + iters * len(stages)
     ids = [stage.emit(b, cores, seq + s, tasks) for s, stage in enumerate(stages)]
     for producer, consumer, depth in queues:
         b.depend(ids[consumer], ids[producer])  # DeQue waits for EnQue

@@ -5,7 +5,8 @@ layer; `explorer.core.decode_step` turns it into a whole-model step (layers are
 identical, see there). Lengths and the paged block table are drawn from the scenario's
 seed (``build(chip, params, seed)``, ``SEEDED``), the same way the numerics draw them.
 
-* ``phases`` "both": append, then SyncAll over every core used (the boundary between the
+* ``phases`` "layer" (the default): every op of a decoder layer and the LM head, each its
+  own launch (kernels.decode.layer); "both": append, then SyncAll over every core used (the boundary between the
   two kernel launches), then attention; "append" or "attention" alone; "compress" the
   sparse policy's compression of the cache (kv_compress), run every compress_every steps.
 * ``sparse``: attention reads only what the policy keeps (kv_compress.kept_counts
@@ -27,7 +28,7 @@ from kernels.decode import cube as decode_cube
 
 from kernels.decode import params as decode_params
 
-from kernels.decode import kv_append
+from kernels.decode import kv_append, layer
 
 from kernels.sparse import compress as kv_compress
 
@@ -46,7 +47,7 @@ SEEDED = True  # build() takes the scenario's seed (context lengths, block table
 TIMING_ONLY_PARAMS = frozenset({
     "phases", "append", "policy", "block_dim", "buffer_num", "heads_per_pass",
     "inter_core_cost", "allow_overcommit", "weight_dtype", "sparse", "keep_ratio", "sinks",
-    "window", "page_size", "compress_every"})
+    "window", "page_size", "compress_every", "tp"})
 APPEND_OPS = kv_append.LABELS
 
 
@@ -83,18 +84,29 @@ def memory_check(chip: Chip, p: dict, lengths, layout) -> dict:
     return kv
 
 
+def _attention_count(chip: Chip, p: dict, model, lengths) -> int:
+    read = sparse_select.attention_tokens(p, lengths)
+    return attention_module(p).instruction_count(chip, p, model, read) + \
+        sparse_select.instruction_count(p, model, lengths)
+
+
+def layer_ops(p: dict, model, lengths, *, head: bool = True) -> list:
+    """The ops of the whole layer (``phases = "layer"``), see kernels.decode.layer."""
+    return layer.ops(p, model, lengths, _attention, _attention_count, head=head)
+
+
 def instruction_count(chip: Chip, p: dict, lengths) -> int:
     """Instructions the layer program will hold (refused above the cap before building)."""
     model = model_of(p)
+    if p["phases"] == "layer":
+        return layer.instruction_count(chip, layer_ops(p, model, lengths))
     if p["phases"] == "compress":
         return kv_compress.instruction_count(chip, p, model, lengths)
     count = 0
     if p["phases"] in ("both", "append"):
         count += kv_append.instruction_count(chip, p, model, lengths)
     if p["phases"] in ("both", "attention"):
-        read = sparse_select.attention_tokens(p, lengths)
-        count += attention_module(p).instruction_count(chip, p, model, read)
-        count += sparse_select.instruction_count(p, model, lengths)
+        count += _attention_count(chip, p, model, lengths)
     return count + (chip.num_cores if p["phases"] == "both" else 0)
 
 
@@ -116,8 +128,12 @@ def build_layers(chip: Chip, params: dict, seed: int, layers: int) -> Program:
     model = model_of(p)
     everyone = np.arange(chip.num_cores)
     nxt = 0
-    for layer in range(layers):
-        if layer:
+    for index in range(layers):
+        if p["phases"] == "layer":  # each op ends with its own SyncAll
+            nxt = layer.emit(b, chip, p, layer_ops(p, model, lengths,
+                                                   head=index == layers - 1), nxt)
+            continue
+        if index:
             b.sync_all(everyone, nxt)
             nxt += 1
         if p["phases"] in ("both", "append"):

@@ -21,20 +21,27 @@ from hardware_presets.errors import InputError
 
 from kernels.decode import workload as wl
 from kernels.models import ModelShape, kv_format, list_models, load_model, model_from_dict
+from kernels.models.schema import LAYER_FIELDS
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.scheduling import POLICIES
 from kernels.sparse.policies import POLICIES as SPARSE_POLICIES
 
 IMPLS = ("vector", "cube_vector", "split_kv")
 APPENDS = ("incremental", "concat")
-PHASES = ("both", "append", "attention", "compress")
+#: "layer": every op of a decoder layer and the LM head (kernels.decode.layer); "both": the
+#: KV append and attention alone; "append", "attention", "compress" one phase alone
+PHASES = ("layer", "both", "append", "attention", "compress")
+#: weight formats the emulated linear layers run (W8A16 for int8)
+LAYER_WEIGHT_DTYPES = ("fp16", "bf16", "int8")
 SPARSE = ("none",) + SPARSE_POLICIES
 CUSTOM = "custom"
 FP32 = 4
 CUBE_M0 = 16  # the cube's fractal: query rows are padded to 16
-CUSTOM_FIELDS = ("layers", "q_heads", "kv_heads", "head_dim", "hidden", "params_B")
+CUSTOM_FIELDS = ("layers", "q_heads", "kv_heads", "head_dim", "hidden", "params_B",
+                 "intermediate_size", "vocab_size", "rope_theta", "rms_norm_eps")
 _CUSTOM_DEFAULTS = {"layers": 32, "q_heads": 32, "kv_heads": 8, "head_dim": 128,
-                    "hidden": 4096, "params_B": 8.0}
+                    "hidden": 4096, "params_B": 8.0, "intermediate_size": 14336,
+                    "vocab_size": 128256, "rope_theta": 500000.0, "rms_norm_eps": 1e-5}
 
 
 def _workload_specs() -> tuple[ParamSpec, ...]:
@@ -50,9 +57,15 @@ PARAMS: tuple[ParamSpec, ...] = _workload_specs() + (
     ParamSpec("custom_head_dim", int, 128, 8, 1024, unit="elements"),
     ParamSpec("custom_hidden", int, 4096, 128, 262_144, unit="elements"),
     ParamSpec("custom_params_B", float, 8.0, 0.001, 10_000, unit="billion parameters"),
+    ParamSpec("custom_intermediate_size", int, 14336, 128, 1_048_576, unit="elements"),
+    ParamSpec("custom_vocab_size", int, 128256, 128, 4_194_304, unit="tokens"),
+    ParamSpec("custom_rope_theta", float, 500000.0, 1.0, 1e9),
+    ParamSpec("custom_rms_norm_eps", float, 1e-5, 1e-12, 0.1),
+    # the model is one card's 1/tp share of a tensor-parallel group (explorer.core.multicard)
+    ParamSpec("tp", int, 1, 1, 64, unit="cards"),
     ParamSpec("impl", str, "vector", choices=IMPLS),
     ParamSpec("append", str, "incremental", choices=APPENDS),
-    ParamSpec("phases", str, "both", choices=PHASES),
+    ParamSpec("phases", str, "layer", choices=PHASES),
     ParamSpec("policy", str, "static", choices=POLICIES),
     ParamSpec("inter_core_cost", float, 0.0, 0.0, 1e6, unit="cycles per task off core 0"),
     ParamSpec("buffer_num", int, 2, choices=(1, 2)),
@@ -249,6 +262,15 @@ def check(chip: Chip, params: dict) -> dict:
     p["tile_tokens"] = _resolve_tile(chip, p, model)
     p["heads_per_pass"] = _resolve_heads(chip, p, model)
     p["split_tokens"] = _resolve_split(chip, p, model) if p["impl"] == "split_kv" else 0
+    missing = [f for f in LAYER_FIELDS if not getattr(model, f)]
+    if p["phases"] == "layer" and missing:
+        raise InputError("params.phases", "layer", "both, append or attention for "
+                         f"{model.display_name}: its shape does not give "
+                         + ", ".join(missing) + ", which the whole layer needs")
+    if p["phases"] == "layer" and p["weight_dtype"] not in LAYER_WEIGHT_DTYPES:
+        raise InputError("params.weight_dtype", p["weight_dtype"], "one of "
+                         + ", ".join(LAYER_WEIGHT_DTYPES) + " for phases = layer (the "
+                         "emulated linear layers: fp16 / bf16 weights or W8A16)")
     if p["phases"] == "compress" and p["sparse"] not in ("norm_high", "norm_low", "h2o",
                                                          "random"):
         raise InputError("params.phases", "compress", "both, append or attention for sparse = "

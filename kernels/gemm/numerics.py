@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.common.formats import (ROUNDING, STORAGE, UNIT_ROUNDOFF, after_rounding, gamma,
-                      prune_2_of_4, round_to)
+from kernels.common.formats import (FORMATS, FP64_UNIT_ROUNDOFF, ROUNDING, STORAGE, UNIT_ROUNDOFF,
+                                    after_rounding, gamma, prune_2_of_4, round_to)
 
 __all__ = ["round_to", "prune_2_of_4", "verified_block", "make_inputs", "execute",
            "reference", "error_bound", "dequantize", "as_real", "unit_roundoff"]
@@ -40,7 +40,8 @@ VERIFY_SIDE = 256
 INPUT_BUDGET = 2 * VERIFY_SIDE * 65536
 #: input elements converted to the compute type at a time (bounds temporary memory)
 _CHUNK_ELEMS = 1 << 22
-_LIMIT = {"fp16": 65504.0, "bf16": 3.0e38, "fp32": 3.0e38, "int32": 2.0 ** 31}
+#: the int8 output's range: codes -128..127 of one scale
+_I8_MIN, _I8_MAX = FORMATS["int8"].min_value, FORMATS["int8"].max_value
 
 
 def verified_block(p: dict) -> tuple[int, int]:
@@ -66,10 +67,11 @@ def _input_scale(p: dict) -> float:
     """Standard deviation of the inputs (floats) or range (int8) that keeps C well inside
     the output range: 16 standard deviations of C fit, so saturation and overflow are
     excluded by construction (|C| ~ sqrt(K) s**2)."""
-    limit = 127.0 / p["quant_scale"] if p["dtype_out"] == "int8" else _LIMIT[p["dtype_out"]]
+    out = p["dtype_out"]
+    limit = _I8_MAX / p["quant_scale"] if out == "int8" else FORMATS[out].max_value
     s2 = limit / (16.0 * np.sqrt(p["K"]))
     if p["dtype_in"] == "int8":  # uniform on [-h, h]: variance ~ h**2 / 3
-        return float(np.clip(np.floor(np.sqrt(3.0 * s2)), 1, 127))
+        return float(np.clip(np.floor(np.sqrt(3.0 * s2)), 1, _I8_MAX))
     top = 2.0 ** 7 if p["dtype_out"] == "int8" else 1.0  # float outputs: normal(0, 1)
     return float(np.clip(np.sqrt(s2), 2.0 ** -7, top))
 
@@ -230,7 +232,7 @@ def as_real(p: dict, out: dict) -> dict[str, np.ndarray]:
 
 def unit_roundoff(p: dict) -> float:
     """Relative rounding of the output format (int8: half a step of full scale 127)."""
-    return {**UNIT_ROUNDOFF, "int32": 0.0, "int8": 0.5 / 127}[p["dtype_out"]]
+    return {**UNIT_ROUNDOFF, "int32": 0.0, "int8": 0.5 / _I8_MAX}[p["dtype_out"]]
 
 
 def z_ranges(p: dict) -> list[tuple[int, int]]:
@@ -265,7 +267,7 @@ def _chain_error(p: dict, T: np.ndarray, length: int) -> np.ndarray:
     steps = -(-length // bk)
     if p["dtype_in"] == "fp32":  # float64 block product, rounded once to fp32
         n = 1 + steps
-        inner = gamma(bk, 2.0 ** -53) * (1.0 + gamma(n, _U32)) * T
+        inner = gamma(bk, FP64_UNIT_ROUNDOFF) * (1.0 + gamma(n, _U32)) * T
     else:  # exact products, BLAS fp32 sum: at most bk - 1 roundings per block
         n, inner = bk - 1 + steps, 0.0
     return gamma(n, _U32) * T + inner + (length + n) * _ETA32
@@ -305,7 +307,7 @@ def error_bound(p: dict, inputs: dict, ref: np.ndarray | None = None) -> np.ndar
     integer = p["dtype_in"] == "int8"
     bias = inputs["bias"].astype(np.float64) if p["bias"] else np.zeros(inputs["B"].shape[1])
     ranges = z_ranges(p)
-    g64 = 0.0 if integer else (p["K"] + len(ranges) + 4) * 2.0 ** -52
+    g64 = 0.0 if integer else (p["K"] + len(ranges) + 4) * 2 * FP64_UNIT_ROUNDOFF
     atomic = p["split_k_mode"] == "atomic" and len(ranges) > 1
     acc_r, cast_r, add_r = _roundings(p)
     Q = E = T_all = 0.0
@@ -333,7 +335,7 @@ def error_bound(p: dict, inputs: dict, ref: np.ndarray | None = None) -> np.ndar
         E = _final_cast(p, E, np.abs(Q) + slack, cast_r)
     bound = E + slack
     if integer:
-        bound = np.where(T_all + np.abs(bias) >= 2.0 ** 31, np.inf, bound)
+        bound = np.where(T_all + np.abs(bias) > FORMATS["int32"].max_value, np.inf, bound)
     return np.broadcast_to(bound, Q.shape).astype(np.float64)
 
 
@@ -343,5 +345,5 @@ def _final_cast(p: dict, E, mag, cast_r) -> np.ndarray:
         return after_rounding(E, mag, cast_r)
     q = float(np.float32(p["quant_scale"]))
     quantised = E + _U32 * (mag + E) + (0.5 + _ETA32) / q
-    free = (mag + E) * q * (1.0 + _U32) + _ETA32 <= 127.0
-    return np.where(free, quantised, mag + E + 128.0 / q)
+    free = (mag + E) * q * (1.0 + _U32) + _ETA32 <= _I8_MAX
+    return np.where(free, quantised, mag + E - _I8_MIN / q)

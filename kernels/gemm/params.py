@@ -6,12 +6,14 @@ from hardware_presets import Chip
 from hardware_presets.errors import InputError
 
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
+from kernels.common.formats import BYTES
 from kernels.gemm.grid import BALANCES, POLICIES
 from kernels.common.params import ParamSpec, validate_params
 
-IN_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1}
-OUT_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "int32": 4, "int8": 1}
-ACC_BYTES = 4  # L0C accumulates in fp32 / int32
+#: the input and output precisions (widget order), bytes per element from the formats table
+IN_BYTES = {name: BYTES[name] for name in ("fp16", "bf16", "fp32", "hf32", "int8")}
+OUT_BYTES = {name: BYTES[name] for name in ("fp16", "bf16", "fp32", "int32", "int8")}
+ACC_BYTES = BYTES["fp32"]  # L0C accumulates in fp32 / int32 (the same width); bias is fp32
 SPARSITY = ("dense", "4:2", "2:4")
 
 PARAMS = (
@@ -56,7 +58,7 @@ def l1_bytes_needed(p: dict) -> int:
     chunk_k = p["depth_k"] * p["base_k"]
     b_bytes = b_tile_bytes(p, chunk_k, p["base_n"])
     per_slot = p["base_m"] * chunk_k * IN_BYTES[p["dtype_in"]] + b_bytes
-    return per_slot * (2 if p["db_l1"] else 1) + (p["base_n"] * 4 if p["bias"] else 0)
+    return per_slot * (2 if p["db_l1"] else 1) + (p["base_n"] * ACC_BYTES if p["bias"] else 0)
 
 
 def b_tile_bytes(p: dict, k: int, n: int) -> int:

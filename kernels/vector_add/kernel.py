@@ -10,21 +10,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
+from kernels.common.formats import BYTES, FORMATS, STORAGE, UNIT_ROUNDOFF
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import Level, Pipe, Program, ProgramBuilder
 from kernels.common.tque import Stage, staged_loop
 
 NAME = "vector_add"
 DTYPES = ("fp16", "fp32", "bf16", "int16", "int32")
-NUMPY_DTYPES = {"fp16": np.float16, "fp32": np.float32, "bf16": ml_dtypes.bfloat16,
-                "int16": np.int16, "int32": np.int32}
+NUMPY_DTYPES = {name: STORAGE[name] for name in DTYPES}
+#: the Cast path's two fp32 scratch tiles (a TBuf): bytes per element
+SCRATCH_BYTES = 2 * BYTES["fp32"]
 #: numerics are checked on at most this many elements / tiles (stated in the result)
 VERIFY_ELEMENTS = 1 << 17
 VERIFY_TILES = 2048
@@ -66,7 +67,7 @@ def layout(params: dict) -> Layout:
 
 
 def elem_bytes(dtype: str) -> int:
-    return np.dtype(NUMPY_DTYPES[dtype]).itemsize
+    return BYTES[dtype]
 
 
 def needs_fp32_compute(chip: Chip, dtype: str) -> bool:
@@ -77,7 +78,7 @@ def needs_fp32_compute(chip: Chip, dtype: str) -> bool:
 def ub_bytes_needed(chip: Chip, params: dict) -> int:
     """UB the kernel's queues (x, y, z) x BUFFER_NUM slots plus fp32 scratch occupy."""
     tile_bytes = params["tile"] * elem_bytes(params["dtype"])
-    scratch = 2 * params["tile"] * 4 if needs_fp32_compute(chip, params["dtype"]) else 0
+    scratch = params["tile"] * SCRATCH_BYTES if needs_fp32_compute(chip, params["dtype"]) else 0
     return 3 * params["buffer_num"] * tile_bytes + scratch
 
 
@@ -95,7 +96,7 @@ def check(chip: Chip, params: dict) -> dict:
                          f"({chip.ub_align_bytes}-byte DataCopy alignment for {p['dtype']})")
     need = ub_bytes_needed(chip, p)
     if need > chip.ub_bytes:
-        fit = _largest_tile(chip, p)
+        fit = largest_tile(chip, p["dtype"], p["buffer_num"])
         raise InputError("params.tile", p["tile"], f"at most {fit} elements: 3 queues x "
                          f"{p['buffer_num']} buffers need {need} bytes of UB, the "
                          f"{chip.display_name} UB holds {chip.ub_bytes} usable bytes")
@@ -120,10 +121,11 @@ def check_size(chip: Chip, p: dict) -> None:
                          "tile or a smaller n")
 
 
-def _largest_tile(chip: Chip, p: dict) -> int:
-    per_elem = 3 * p["buffer_num"] * elem_bytes(p["dtype"]) + \
-        (8 if needs_fp32_compute(chip, p["dtype"]) else 0)
-    step = chip.ub_align_bytes // elem_bytes(p["dtype"])
+def largest_tile(chip: Chip, dtype: str, buffer_num: int) -> int:
+    """The largest aligned tile whose queues (and fp32 scratch, if any) fit the UB."""
+    per_elem = 3 * buffer_num * elem_bytes(dtype) + \
+        (SCRATCH_BYTES if needs_fp32_compute(chip, dtype) else 0)
+    step = chip.ub_align_bytes // elem_bytes(dtype)
     return chip.ub_bytes // per_elem // step * step
 
 
@@ -180,9 +182,9 @@ def make_inputs(params: dict, rng: np.random.Generator) -> dict[str, np.ndarray]
     lay = layout(p)
     tiles = verified_tiles(p)
     size = int(lay.tile_elems()[tiles].sum())
-    dt = NUMPY_DTYPES[p["dtype"]]
-    if p["dtype"].startswith("int"):
-        hi = np.iinfo(dt).max // 2
+    dt, fmt = NUMPY_DTYPES[p["dtype"]], FORMATS[p["dtype"]]
+    if fmt.is_integer:
+        hi = int(fmt.max_value) // 2
         x, y = (rng.integers(-hi, hi, size).astype(dt) for _ in "xy")
     else:
         x, y = (rng.uniform(-100.0, 100.0, size).astype(dt) for _ in "xy")
@@ -194,7 +196,7 @@ def _add(x: np.ndarray, y: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "fp16":  # exact sum in float64, then one round-to-nearest-even to fp16
         return (x.astype(np.float64) + y.astype(np.float64)).astype(np.float16)
     if dtype == "bf16":  # Cast to fp32 (exact), fp32 Add, Cast back (round to nearest even)
-        return (x.astype(np.float32) + y.astype(np.float32)).astype(ml_dtypes.bfloat16)
+        return (x.astype(np.float32) + y.astype(np.float32)).astype(STORAGE["bf16"])
     return x + y  # fp32 IEEE add; int16/int32 wrap as the vector unit does
 
 
@@ -217,9 +219,10 @@ def reference(inputs: dict) -> dict[str, np.ndarray]:
 
 
 def unit_roundoff(params: dict) -> float:
-    """Error bound relative to |z|: one rounding (bf16: fp32 add + bf16 cast); ints exact."""
-    return {"fp16": 2.0 ** -11, "fp32": 2.0 ** -24, "bf16": 2.0 ** -8 + 2.0 ** -24,
-            "int16": 0.0, "int32": 0.0}[params["dtype"]]
+    """Error bound relative to |z|: one rounding to the dtype (bf16: after the fp32 add of
+    ``_add``, so fp32's u as well); integers are exact (0)."""
+    dtype = params["dtype"]
+    return FORMATS[dtype].unit_roundoff + (UNIT_ROUNDOFF["fp32"] if dtype == "bf16" else 0.0)
 
 
 def error_bound(params: dict, inputs: dict, ref: np.ndarray) -> np.ndarray:
