@@ -24,9 +24,7 @@ import numpy as np
 import pandas as pd
 
 from hardware_presets.errors import InputError
-from kernels.common import accumulate
-from kernels.common import attention_math
-from kernels.common import precision
+from kernels.common import accumulate, attention_math, precision
 from kernels.gemm.params import default_base_k
 
 #: the operations the study measures (not kernels of the emulator's registry)
@@ -35,13 +33,12 @@ OPERATIONS = ("gemm", "attention_score", "kv_storage")
 FAMILIES = {"gemm": "gemm", "attention_score": "attention", "kv_storage": "attention"}
 DISTRIBUTIONS = ("gaussian", "uniform", "outliers")
 STORAGE_FORMATS = ("fp32", "bf16", "fp16", "int8", "int4")
-INT_FORMATS = ("int8", "int4")
+INT_FORMATS = precision.INT_FORMATS
 COMPUTE_FORMATS = {"gemm": ("fp32", "hf32", "bf16", "fp16", "int8"),
                    "attention": ("fp32", "bf16", "fp16")}
 OUTPUT_FORMATS = {"gemm": ("fp32", "bf16", "fp16", "int8"),
                   "attention": ("fp32", "bf16", "fp16")}
-GRANULARITIES = ("tensor", "channel", "token", "group")
-SCHEMES = ("symmetric", "asymmetric")
+GRANULARITIES, SCHEMES = precision.GRANULARITIES, precision.SCHEMES
 #: a few channels (columns of the last axis) of "outliers" data are this much larger
 OUTLIER_FACTOR = 50.0
 #: rows and columns of C whose error is measured (the full K is always used)

@@ -28,12 +28,31 @@ import hardware_presets as hp
 from hardware_presets.errors import InputError
 from kernels.common import precision
 
-from .precision_numerics import (ATTENTION_OUTPUT, COMPUTE_FORMATS, DEFAULT_KS, DISTRIBUTIONS,
-                                 ERROR_BLOCK, FAMILIES, GRANULARITIES, INT_FORMATS, LIMITS,
-                                 OPERATIONS, OUTPUT_FORMATS, REDUCTION_AXIS, SCHEMES,
-                                 STORAGE_FORMATS, PrecisionConfig, blog_vs_kahan, check_config,
-                                 check_shape, data, element_errors, error_vs_k, errors, family,
-                                 gemm_operands)
+from .precision_numerics import (
+    ATTENTION_OUTPUT,
+    COMPUTE_FORMATS,
+    DEFAULT_KS,
+    DISTRIBUTIONS,
+    ERROR_BLOCK,
+    FAMILIES,
+    GRANULARITIES,
+    LIMITS,
+    OPERATIONS,
+    OUTPUT_FORMATS,
+    REDUCTION_AXIS,
+    SCHEMES,
+    STORAGE_FORMATS,
+    PrecisionConfig,
+    blog_vs_kahan,
+    check_config,
+    check_shape,
+    data,
+    element_errors,
+    error_vs_k,
+    errors,
+    family,
+    gemm_operands,
+)
 from .scenario import Scenario
 from .simulate import simulate
 
@@ -45,7 +64,7 @@ __all__ = ["ATTENTION_OUTPUT", "COMPUTE_FORMATS", "DEFAULT_KS", "DISTRIBUTIONS",
            "table_row"]
 
 #: scales (and zero points) are kept in fp32
-SCALE_BYTES = 4
+SCALE_BYTES = precision.FORMATS["fp32"].bytes
 C = PrecisionConfig
 #: the standard configurations of each operation family, in the order the table lists them
 STANDARD = {

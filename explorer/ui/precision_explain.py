@@ -14,14 +14,14 @@ import streamlit as st
 from explorer.core import precision_study as ps
 from explorer.plots import precision as pp
 from explorer.ui import run_view, state
+from kernels.common.formats import FORMATS
 from kernels.common.precision import format_of
 
 #: the stored operand (B or K/V) of each operation family, as a message id
 OPERAND_IDS = {"gemm": "ui.precision.map.operand_gemm",
                "attention": "ui.precision.map.operand_kv"}
 #: Ascend C element types of the formats
-C_TYPES = {"fp16": "half", "bf16": "bfloat16_t", "fp32": "float", "hf32": "float",
-           "int8": "int8_t", "int4": "int4b_t", "int32": "int32_t"}
+C_TYPES = {name: fmt.c_type for name, fmt in FORMATS.items()}
 
 
 def problems(operation: str, shape: tuple, cfg: ps.PrecisionConfig) -> tuple[ps.Problem, ...]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets.errors import InputError
-
 from kernels.common.formats import UNIT_ROUNDOFF, gamma
 from kernels.common.precision import FLOAT_FORMATS, format_of, round_to
 

@@ -40,6 +40,7 @@ class Format:
 
     name: str
     kind: str  # "float" | "int"
+    c_type: str  # the Ascend C element type (half, bfloat16_t, int4b_t ...)
     bits: int
     bytes: float  # bits / 8: an int where whole, 0.5 for int4
     storage: np.dtype
@@ -65,33 +66,33 @@ def _bytes(bits: int) -> float:
     return bits // 8 if bits % 8 == 0 else bits / 8
 
 
-def _float(name: str, dtype, mantissa: int | None = None) -> Format:
+def _float(name: str, c_type: str, dtype, mantissa: int | None = None) -> Format:
     """A binary float format from ``ml_dtypes.finfo(dtype)``; ``mantissa`` narrows the
     fraction (hf32: fp32's exponent range and storage, fewer explicit bits)."""
     fi = ml_dtypes.finfo(dtype)
     t = fi.nmant if mantissa is None else mantissa
     top = float((2.0 - 2.0 ** -t) * 2.0 ** (fi.maxexp - 1))
-    return Format(name, "float", fi.bits, _bytes(fi.bits), np.dtype(dtype), t, fi.nexp,
+    return Format(name, "float", c_type, fi.bits, _bytes(fi.bits), np.dtype(dtype), t, fi.nexp,
                   2.0 ** -(t + 1), 2.0 ** (fi.minexp - t - 1), top, -top,
                   float(fi.smallest_normal))
 
 
-def _int(name: str, dtype) -> Format:
+def _int(name: str, c_type: str, dtype) -> Format:
     ii = ml_dtypes.iinfo(dtype)
-    return Format(name, "int", ii.bits, _bytes(ii.bits), np.dtype(dtype), 0, 0, 0.0, 0.0,
+    return Format(name, "int", c_type, ii.bits, _bytes(ii.bits), np.dtype(dtype), 0, 0, 0.0, 0.0,
                   float(ii.max), float(ii.min), 0.0)
 
 
 #: every element type, in display order (widest float first, then the integers)
 FORMATS: dict[str, Format] = {f.name: f for f in (
-    _float("fp32", np.float32),
-    _float("hf32", np.float32, HF32_MANTISSA_BITS),
-    _float("bf16", ml_dtypes.bfloat16),
-    _float("fp16", np.float16),
-    _int("int8", np.int8),
-    _int("int4", ml_dtypes.int4),
-    _int("int16", np.int16),
-    _int("int32", np.int32),
+    _float("fp32", "float", np.float32),
+    _float("hf32", "float", np.float32, HF32_MANTISSA_BITS),  # fp32 data, the cube's mode
+    _float("bf16", "bfloat16_t", ml_dtypes.bfloat16),
+    _float("fp16", "half", np.float16),
+    _int("int8", "int8_t", np.int8),
+    _int("int4", "int4b_t", ml_dtypes.int4),
+    _int("int16", "int16_t", np.int16),
+    _int("int32", "int32_t", np.int32),
 )}
 FLOAT_FORMATS = tuple(k for k, f in FORMATS.items() if not f.is_integer)
 #: float64, the host's reference arithmetic (not a device format): its unit roundoff

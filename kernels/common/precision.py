@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets.errors import InputError
-
 from kernels.common import formats as _formats
 from kernels.common.formats import Format, chip_formats
 

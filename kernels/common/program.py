@@ -15,7 +15,6 @@ from enum import IntEnum
 import numpy as np
 
 from hardware_presets.errors import InputError
-
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.formats import FORMATS
 

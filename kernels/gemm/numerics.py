@@ -26,8 +26,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.common.formats import (FORMATS, FP64_UNIT_ROUNDOFF, ROUNDING, STORAGE, UNIT_ROUNDOFF,
-                                    after_rounding, gamma, prune_2_of_4, round_to)
+from kernels.common.formats import (
+    FORMATS,
+    FP64_UNIT_ROUNDOFF,
+    ROUNDING,
+    STORAGE,
+    UNIT_ROUNDOFF,
+    after_rounding,
+    gamma,
+    prune_2_of_4,
+    round_to,
+)
 
 __all__ = ["round_to", "prune_2_of_4", "verified_block", "make_inputs", "execute",
            "reference", "error_bound", "dequantize", "as_real", "unit_roundoff"]
@@ -240,7 +249,8 @@ def z_ranges(p: dict) -> list[tuple[int, int]]:
     base_k (or p["k_per_z"]); a z that would start at or past K does not exist (as in
     gemm.plan)."""
     K, bk = p["K"], p["base_k"]
-    kz = p.get("k_per_z") or -(-(-(-K // p["grid_z"])) // bk) * bk
+    per_z = -(-K // p["grid_z"])
+    kz = p.get("k_per_z") or -(-per_z // bk) * bk
     return [(k0, min(K, k0 + kz)) for k0 in range(0, K, kz)]
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.formats import BYTES
-from kernels.gemm.grid import BALANCES, POLICIES
 from kernels.common.params import ParamSpec, validate_params
+from kernels.gemm.grid import BALANCES, POLICIES
 
 #: the input and output precisions (widget order), bytes per element from the formats table
 IN_BYTES = {name: BYTES[name] for name in ("fp16", "bf16", "fp32", "hf32", "int8")}
@@ -91,8 +90,9 @@ def _check_shapes(chip: Chip, p: dict) -> None:
     k0 = _k_step(chip, p)
     for key, step in (("base_m", chip.cube_m0), ("base_n", chip.cube_n0), ("base_k", k0)):
         if p[key] % step:
+            sparse = ", sparse" if k0 > chip.cube_k0(p["dtype_in"]) else ""
             raise InputError(f"params.{key}", p[key], f"a multiple of {step} (cube fractal "
-                             f"for {p['dtype_in']}{', sparse' if k0 > chip.cube_k0(p['dtype_in']) else ''})")
+                             f"for {p['dtype_in']}{sparse})")
     cores = len(chip.cube_core_ids())
     if p["block_dim"] > cores:
         raise InputError("params.block_dim", p["block_dim"], f"1 to {cores} (cube cores of "

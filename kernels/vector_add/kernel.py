@@ -14,7 +14,6 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.formats import BYTES, FORMATS, STORAGE, UNIT_ROUNDOFF
 from kernels.common.params import ParamSpec, validate_params
