@@ -43,6 +43,12 @@ FIELD_IDS = {"name": "report.field.name", "preset": "report.field.preset",
              "seed": "report.field.seed"}
 STATUS_IDS = {"estimated": "report.status.estimated", "override": "report.status.override"}
 ARCHITECTURE_IDS = {"split": "report.arch.split", "coupled": "report.arch.coupled"}
+#: figure kind -> message id of its section title
+FIGURE_IDS = {"task_grid": "report.figure.task_grid", "ops": "report.figure.ops",
+              "latency": "report.figure.latency", "timeline": "report.figure.timeline",
+              "pipe_ratio": "report.figure.pipe_ratio", "bandwidth": "report.figure.bandwidth",
+              "traffic": "report.figure.traffic", "load_balance": "report.figure.load_balance",
+              "roofline": "report.figure.roofline"}
 CHIP_FIELDS = ("ai_cores", "vector_cores", "clock_MHz", "hbm_GiB", "hbm_bandwidth_GBps",
                "l2_MiB", "l2_bandwidth_GBps", "ub_KiB", "l1_KiB")
 Section = tuple[str, object]  # (heading, str | Figure | DataFrame | list of them)
@@ -218,6 +224,6 @@ def result_sections(result, lang: str = "en", explanation: str = "") -> list[Sec
     ]
     if text:
         sections.insert(2, (t("report.h.explanation", lang), text))
-    sections += [(t(f"report.figure.{kind}", lang), fig)
+    sections += [(t(FIGURE_IDS[kind], lang), fig)
                  for kind, fig in figures(result, lang, computed)]
     return sections
