@@ -36,6 +36,7 @@ from .precision_numerics import (
     ERROR_BLOCK,
     FAMILIES,
     GRANULARITIES,
+    INT_FORMATS,
     LIMITS,
     OPERATIONS,
     OUTPUT_FORMATS,
@@ -57,7 +58,7 @@ from .scenario import Scenario
 from .simulate import simulate
 
 __all__ = ["ATTENTION_OUTPUT", "COMPUTE_FORMATS", "DEFAULT_KS", "DISTRIBUTIONS", "ERROR_BLOCK",
-           "FAMILIES", "GRANULARITIES", "LIMITS", "OPERATIONS", "OUTPUT_FORMATS",
+           "FAMILIES", "GRANULARITIES", "INT_FORMATS", "LIMITS", "OPERATIONS", "OUTPUT_FORMATS",
            "REDUCTION_AXIS", "SCHEMES", "STANDARD", "STORAGE_FORMATS",
            "PrecisionConfig", "Problem", "blog_vs_kahan", "data", "element_errors",
            "error_table", "error_vs_k", "errors", "footprint", "problems", "stages",
