@@ -9,6 +9,7 @@ The emulation workers (explorer.core.worker_pool) re-import the main module as
 PAGES = (("chip", "chip", "developer_board"), ("vector_add", "vector_add", "add_circle"),
          ("gemm", "gemm", "grid_on"), ("precision", "precision", "tune"),
          ("decode", "decode", "memory_alt"), ("balance", "balance", "balance"),
+         ("kernels", "kernels", "extension"),
          ("sweep", "sweep", "ssid_chart"), ("sparse", "sparse", "filter_alt"),
          ("compare", "compare", "compare"), ("lab", "lab", "build"),
          ("multicard", "multicard", "hub"), ("claims", "claims", "fact_check"),

@@ -6,7 +6,8 @@ tokens, 200 seeds each. Every sequence is one task: the model is one KV head wit
 group of 8 and head_dim 128 (one KV head of Llama 3), so the batch is the task count.
 For round-robin, LPT and split-KV + LPT it prints the mean efficiency (mean core busy /
 max core busy over the 24 cores, measured on the emulated schedule: a core's busy time is
-the union of its instructions' intervals, SyncAll waits excluded) and its spread, and the ceiling 1 - e1/e2 of
+the union of its instructions' intervals, SyncAll waits excluded) and its spread, and the
+ceiling 1 - e1/e2 of
 what LPT's gain over round-robin can cut. The emulation is the same program and engine
 simulate() uses (build + run; tables, metrics and numerics skipped). Two worker
 processes. Never used as a test assertion.
@@ -22,8 +23,8 @@ import hardware_presets as hp
 from explorer.core.emulator.engine import run
 from explorer.core.scheduling import ceiling
 from explorer.core.tables import union_length
-from kernels.decode import kernel as decode
 from kernels.common.program import Kind
+from kernels.decode import kernel as decode
 
 CORES = 24
 BATCHES = (16, 32, 64, 128)

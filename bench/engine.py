@@ -15,8 +15,13 @@ import time
 import hardware_presets as hp
 from explorer.core import Scenario, simulate
 from explorer.core.emulator.engine import execute, prepare, run
-from explorer.plots import (bandwidth_figure, load_balance_figure, pipe_ratio_figure,
-                            timeline_figure, traffic_figure)
+from explorer.plots import (
+    bandwidth_figure,
+    load_balance_figure,
+    pipe_ratio_figure,
+    timeline_figure,
+    traffic_figure,
+)
 from kernels.vector_add import kernel as vector_add
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -62,12 +67,14 @@ def main() -> None:
         program = program_of_size(chip, size)
         n, inp = len(program), prepare(program, chip)
         repeats = 5 if n < 500_000 else 3
-        loop_rate[size] = n / median_seconds(lambda: execute(inp), repeats)
-        e2e_rate[size] = n / median_seconds(lambda: run(program, chip), repeats)
+        loop_rate[size] = n / median_seconds(lambda inp=inp: execute(inp), repeats)
+        e2e_rate[size] = n / median_seconds(lambda program=program: run(program, chip),
+                                              repeats)
         line = (f"size={n:>9,}  jit loop {loop_rate[size]:>11,.0f} instr/s  "
                 f"run() end to end {e2e_rate[size]:>11,.0f} instr/s")
         if size <= REFERENCE_MAX:
-            ref_s = median_seconds(lambda: execute(inp, "reference"), 3 if n < 50_000 else 1)
+            ref_s = median_seconds(lambda inp=inp: execute(inp, "reference"),
+                                   3 if n < 50_000 else 1)
             ref_rate[size] = n / ref_s
             line += f"  reference loop {ref_rate[size]:>8,.0f} instr/s " \
                     f"(jit/reference {loop_rate[size] / ref_rate[size]:,.0f}x)"

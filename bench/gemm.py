@@ -13,8 +13,8 @@ import numpy as np
 
 from bench.engine import median_seconds
 from explorer.core import Scenario, simulate
-from kernels.gemm import kernel as gemm
 from kernels.common.formats import round_to
+from kernels.gemm import kernel as gemm
 
 SHAPE = {"M": 4096, "N": 4096, "K": 4096, "dtype_in": "fp16", "dtype_out": "fp16"}
 NUMERIC = {"M": 1024, "N": 1024, "K": 1024, "dtype_in": "fp16", "dtype_out": "fp16"}

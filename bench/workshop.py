@@ -83,7 +83,7 @@ class PeakRss:
             if self._stop.wait(RSS_INTERVAL_S):
                 return
 
-    def __enter__(self) -> "PeakRss":
+    def __enter__(self) -> PeakRss:
         self._thread.start()
         return self
 

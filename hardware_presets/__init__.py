@@ -12,8 +12,17 @@ imports only the standard library: never kernels, explorer, streamlit or plotly.
 from __future__ import annotations
 
 from .errors import InputError
-from .fields import (ARCHITECTURES, CONFIDENCES, CUBE_PRECISIONS, FIELDS, PRECISION_BYTES,
-                     SECTIONS, STATUSES, VECTOR_DTYPES, FieldSpec)
+from .fields import (
+                     ARCHITECTURES,
+                     CONFIDENCES,
+                     CUBE_PRECISIONS,
+                     FIELDS,
+                     PRECISION_BYTES,
+                     SECTIONS,
+                     STATUSES,
+                     VECTOR_DTYPES,
+                     FieldSpec,
+)
 from .loader import PRESETS, list_presets, load, load_file, load_text
 from .schema import Chip, Provenance
 

@@ -12,9 +12,22 @@ import numbers
 from collections.abc import Callable, Mapping
 
 from .errors import InputError
-from .fields import (ALIGN_KEYS, ARCHITECTURES, CONFIDENCES, CUBE_PRECISIONS, FIELDS,
-                     FILE_STATUSES, FIXPIPE_COST_KEYS, FIXPIPE_KEYS, META_KEYS,
-                     PROVENANCE_PARTS, SECTIONS, VECTOR_DTYPES, FieldSpec, section_keys)
+from .fields import (
+    ALIGN_KEYS,
+    ARCHITECTURES,
+    CONFIDENCES,
+    CUBE_PRECISIONS,
+    FIELDS,
+    FILE_STATUSES,
+    FIXPIPE_COST_KEYS,
+    FIXPIPE_KEYS,
+    META_KEYS,
+    PROVENANCE_PARTS,
+    SECTIONS,
+    VECTOR_DTYPES,
+    FieldSpec,
+    section_keys,
+)
 from .schema import Chip, Provenance
 
 Where = Callable[[str], str]  # field key -> "file: section.key" label for messages

@@ -15,7 +15,6 @@ import pkgutil
 from collections.abc import Iterator
 
 from hardware_presets.errors import InputError
-
 from kernels.common.record import KernelRecord
 
 

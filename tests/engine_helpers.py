@@ -27,7 +27,7 @@ QUEUED = dict(gm_read_issue_cycles=12.0, gm_read_burst_cycles=0.5)
 RTOL, ATOL = 1e-9, 1e-6
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tiny(items: tuple) -> hardware_presets.Chip:
     return hardware_presets.load_file(TINY_CHIP, **dict(items))
 

@@ -11,13 +11,12 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from explorer.core import Scenario, gallery, simulate
-from explorer.core import advisor
+from explorer.core import Scenario, advisor, gallery, simulate
 from explorer.core.advisor import BOUNDS, CHECKS, DEFAULT_THRESHOLDS, advise, classify, improved
 from explorer.core.i18n import LANGUAGES, has
 from explorer.plots import report
-from tests.apptest_helpers import open_page, run, texts
 from kernels.gemm import advice as gemm_advice
+from tests.apptest_helpers import open_page, run, texts
 
 #: gallery scenario -> a rule it must trigger (its lesson)
 EXPECTED_TIP = {"double_buffer_a": "advisor.tip.buffer_num",

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
+from tests.apptest_helpers import open_page, run, set_widgets, texts
+from tests.apptest_helpers import widget as find
 from tests.test_decode_page import metric
 
 PAGE, PREFIX = "explorer/ui/pages/balance.py", "w.lb."

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import hardware_presets as hp
-from explorer.core import Scenario, claims as cl, multicard as mc, scheduling, simulate
+from explorer.core import Scenario, scheduling, simulate
+from explorer.core import claims as cl
+from explorer.core import multicard as mc
 from explorer.core.claims_data import BLOG, VERDICTS, counts, text_values
 from explorer.core.i18n import LANGUAGES, catalogue, t
 from kernels.models import load_model

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import hardware_presets
-from kernels.decode import numerics as dn
-from kernels.decode import params as dp
-from kernels.decode import online_attention as oa
 from kernels.common.precision import round_to
+from kernels.decode import numerics as dn
+from kernels.decode import online_attention as oa
+from kernels.decode import params as dp
 
 SMALL = dict(model="custom", custom_layers=2, custom_q_heads=8, custom_kv_heads=2,
              custom_head_dim=32, custom_hidden=256, custom_params_B=0.01, batch=3,

@@ -7,9 +7,13 @@ reopens a scenario, and Chinese works.
 """
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
+from explorer.plots import decode as decode_plots
+from kernels.decode import layer
+from tests.apptest_helpers import open_page, run, set_widgets, texts
+from tests.apptest_helpers import widget as find
 
 PAGE = "explorer/ui/pages/decode.py"
 PREFIX = "w.dc."
@@ -45,7 +49,12 @@ def test_default_page_renders_the_small_scenario():
     assert "Passed" in texts(at.success) and "output elements verified" in texts(at.success)
     assert len(at.get("plotly_chart")) == 10  # memory, split, latency, timeline, ratios,
     # traffic, bandwidth, balance, roofline, append
-    assert "ESTIMATE" in texts(at.caption)  # the linear layers are labelled as such
+    ops = next(d.value for d in at.dataframe if "Op" in d.value.columns)
+    every = [decode_plots.op_name(op, "en") for op in layer.LAYER_OPS + layer.HEAD_OPS]
+    assert list(ops["Op"]) == every  # every op of the layer and the head, emulated
+    step_ms = number(metric(at, "Step time"))
+    assert ops["Per step (ms)"].sum() == pytest.approx(step_ms, rel=0.01)  # shown rounded
+    assert "ESTIMATE" not in texts(at.caption)  # nothing in the step is a roofline estimate
     blog = texts(at.markdown)
     assert "**2.68 GB**" in blog and "**141.2 GB**" in blog  # computed from the preset
     assert "**18.1 sequences**" in blog and "**0.34×** the weights, not 1.8×" in blog

@@ -9,14 +9,13 @@ import pytest
 import hardware_presets as hp
 from explorer.core.emulator.engine import run
 from hardware_presets.errors import InputError
-from kernels.decode import kernel as decode
+from kernels.common.program import Kind, Level, Pipe
+from kernels.common.scheduling import POLICIES, assign
 from kernels.decode import attention as decode_attention
 from kernels.decode import cube as decode_cube
+from kernels.decode import kernel as decode
 from kernels.decode import kv_append
-from kernels.decode.params import model_of, workload
-from kernels.common.program import Kind, Level, Pipe
-from kernels.decode.params import schedule
-from kernels.common.scheduling import POLICIES, assign
+from kernels.decode.params import model_of, schedule, workload
 from tests.engine_helpers import assert_twins, check_invariants
 
 B2 = hp.load("910B2")
@@ -172,7 +171,7 @@ def test_engines_agree_and_invariants_hold(impl, policy):
 
 def test_replicating_a_layer_equals_emulating_all_layers():
     """Layers are identical and start drained after a SyncAll, on their own regions."""
-    kw = {"impl": "cube_vector", "kv_dtype": "fp16"}
+    kw = {"impl": "cube_vector", "kv_dtype": "fp16", "phases": "both"}
     p = decode.check(B2, {**SMALL, **kw})
     one = run(decode.build(B2, p, seed=5), B2)
     many_prog = decode.build_layers(B2, p, 5, 3)

@@ -11,8 +11,14 @@ from hypothesis import strategies as st
 import hardware_presets as hp
 from hardware_presets.errors import InputError
 from kernels.decode import workload as dw
-from kernels.decode.workload import (ContiguousLayout, PagedLayout, context_lengths,
-                                     fragmentation, kv_memory, max_batch_that_fits)
+from kernels.decode.workload import (
+    ContiguousLayout,
+    PagedLayout,
+    context_lengths,
+    fragmentation,
+    kv_memory,
+    max_batch_that_fits,
+)
 from kernels.models import KV_DTYPES, list_models, load_model
 
 RANDOM = ("uniform", "lognormal", "bimodal")

@@ -14,13 +14,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.engine_helpers import ENGINES, integrals, merged, tiny
 from explorer.core.emulator import engine as engine_module
 from explorer.core.emulator.engine import DeadlockError, run
 from explorer.core.emulator.schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from hardware_presets.errors import InputError
 from kernels.common.program import Level, Pipe, ProgramBuilder
 from kernels.common.tque import Stage, staged_loop
+from tests.engine_helpers import ENGINES, integrals, merged, tiny
 
 pytestmark = pytest.mark.parametrize("engine", ENGINES)
 

@@ -16,10 +16,16 @@ from hypothesis import given, settings
 
 import hardware_presets
 from explorer.core.emulator.engine import run
-from kernels.vector_add import kernel as vector_add
 from kernels.common.program import Level, Pipe, ProgramBuilder
-from tests.engine_helpers import (ENGINES, build_program, check_invariants, critical_path,
-                                  program_specs, tiny)
+from kernels.vector_add import kernel as vector_add
+from tests.engine_helpers import (
+    ENGINES,
+    build_program,
+    check_invariants,
+    critical_path,
+    program_specs,
+    tiny,
+)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

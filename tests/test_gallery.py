@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import kernels
 from explorer.core import Scenario, gallery, simulate
 from explorer.core.compare import compare
 from explorer.core.i18n import has
@@ -33,14 +34,18 @@ def pair(runs, lesson):
 
 def test_every_file_is_listed_with_its_kernel_and_partner():
     found = {e.id: e for e in gallery.entries()}
-    assert set(found) == {p.stem for p in gallery.GALLERY_DIR.glob("*.toml")}
+    folders = [gallery.GALLERY_DIR] + [r.examples for r in kernels.KERNELS.values()
+                                       if r.examples]
+    assert set(found) == {p.stem for folder in folders for p in folder.glob("*.toml")}
     assert len(found) >= 12
     assert found["double_buffer_a"] == ("double_buffer_a", found["double_buffer_a"].path,
                                         "vector_add", "double_buffer_b")
     assert found["double_buffer_b"].pair == "double_buffer_a"
     assert found["tail_wave"].pair is None and found["tail_wave"].lesson == "tail_wave"
     assert {lesson for lesson, _, _ in gallery.pairs()} == set(PAIR_FIELDS)
-    assert set(gallery.lessons()) == set(PAIR_FIELDS) | {"tail_wave", "decode_memory_bound"}
+    own = {p.stem for r in kernels.KERNELS.values() if r.examples
+           for p in r.examples.glob("*.toml")}  # the kernels' own examples
+    assert set(gallery.lessons()) == set(PAIR_FIELDS) | {"tail_wave", "decode_memory_bound"} | own
 
 
 def test_a_lone_half_is_a_single_scenario():

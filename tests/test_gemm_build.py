@@ -14,20 +14,29 @@ Cores 0, 1 are the two AICs, 2..5 the four AIVs.
 """
 from __future__ import annotations
 
-import hardware_presets
 import numpy as np
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+import hardware_presets
 from explorer.core.emulator.engine import run
+from kernels.common.program import Kind, Level, Pipe
 from kernels.gemm import kernel as gemm
 from kernels.gemm.grid import POLICIES
 from kernels.gemm.params import IN_BYTES, OUT_BYTES, b_tile_bytes
-from kernels.common.program import Kind, Level, Pipe
 from tests.engine_helpers import assert_twins, check_invariants, tiny
-from tests.gemm_helpers import (bytes_of, col_widths, counts, gm_read_bytes, ids_of,
-                                mmad_flops, op_of, served_split, tiling)
+from tests.gemm_helpers import (
+    bytes_of,
+    col_widths,
+    counts,
+    gm_read_bytes,
+    ids_of,
+    mmad_flops,
+    op_of,
+    served_split,
+    tiling,
+)
 
 B2 = hardware_presets.load("910B2")
 C910 = hardware_presets.load("910")

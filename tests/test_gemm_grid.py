@@ -7,14 +7,14 @@ C is covered exactly once and that K is split and stepped as the tiling says.
 """
 from __future__ import annotations
 
-import hardware_presets
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kernels.gemm import kernel as gemm
+import hardware_presets
 from explorer.core.emulator.engine import run
+from kernels.gemm import kernel as gemm
 from kernels.gemm.grid import BALANCES, POLICIES, task_grid
 from tests.gemm_helpers import ceil_div
 

@@ -15,8 +15,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from kernels.gemm import numerics as gn
 from kernels.common.formats import round_fp32_bits
+from kernels.common.sizes import ceil_div, round_up
+from kernels.gemm import numerics as gn
 
 BF16 = ml_dtypes.bfloat16
 OUT_DTYPE = {"fp16": np.float16, "bf16": BF16, "fp32": np.float32, "int32": np.int32,
@@ -264,7 +265,7 @@ def _tile_by_tile(p: dict, A: np.ndarray, B: np.ndarray, bias) -> np.ndarray:
     """The hardware description written out plainly, one base tile and K step at a time.
     Block products in float64, then rounded to fp32 (exact for the inputs used here)."""
     M, N, K, bm, bn, bk = (p[k] for k in ("M", "N", "K", "base_m", "base_n", "base_k"))
-    kz = -(-(-(-K // p["grid_z"])) // bk) * bk
+    kz = round_up(ceil_div(K, p["grid_z"]), bk)
     C = np.zeros((M, N), OUT_DTYPE[p["dtype_out"]])
     for r0, c0 in itertools.product(range(0, M, bm), range(0, N, bn)):
         rs, cs = slice(r0, r0 + bm), slice(c0, c0 + bn)

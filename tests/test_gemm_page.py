@@ -10,7 +10,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
+from tests.apptest_helpers import open_page, run, set_widgets, texts
+from tests.apptest_helpers import widget as find
 
 PAGE = "explorer/ui/pages/gemm.py"
 SMALL = {"M": 512, "N": 512, "K": 512}  # 4 x 2 = 8 tasks: quick to emulate

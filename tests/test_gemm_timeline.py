@@ -11,12 +11,11 @@ from explorer.core.emulator.engine import run
 from explorer.core.emulator.schedule import SERVED_HBM, SERVED_L2
 from explorer.core.metrics import compute_metrics
 from explorer.core.tables import per_core_table, timeline_table
-from kernels.gemm import kernel as gemm
 from kernels.common.program import Level
+from kernels.gemm import kernel as gemm
 from tests.engine_helpers import ENGINES, assert_twins, check_invariants, tiny
 from tests.gemm_helpers import bytes_of, counts, ids_of, mmad_flops, op_of
 from tests.test_gemm_build import B2, C910, SMALL, build, expected_counts, spans
-
 
 # ---- hand-worked timelines on the tiny chip ------------------------------------------------
 #: These timelines keep one copy in flight per DMA pipe (each copy pays its latency in

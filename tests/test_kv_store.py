@@ -125,7 +125,7 @@ def kv_values(seed=3, d=16):
 @pytest.mark.parametrize("kv", KV_DTYPES)
 def test_stored_kv_dequantises_close_to_the_values_and_poisons_the_rest(kv):
     vals = kv_values()
-    for name, layout in layouts().items():
+    for layout in layouts().values():
         st = ks.StoredKV.build(layout, SEQS, HEADS, vals, kv, tail=4)
         for i, v in enumerate(vals):
             got = st.fp32(i, 0, len(v))
@@ -164,7 +164,8 @@ def test_paged_and_contiguous_give_identical_attention(kv):
     for layout in layouts().values():
         K = ks.StoredKV.build(layout, SEQS, HEADS, vals, kv, tail=4)
         V = ks.StoredKV.build(layout, SEQS, HEADS, [v[::-1] for v in vals], kv, tail=4)
-        outs.append([oa.attention(q, lambda a, b, i=i: (K.fp32(i, a, b), V.fp32(i, a, b)),
+        outs.append([oa.attention(q, lambda a, b, i=i, K=K, V=V: (K.fp32(i, a, b),
+                                                                  V.fp32(i, a, b)),
                                   len(v), tile=4) for i, v in enumerate(vals)])
     for other in outs[1:]:
         for a, b in zip(outs[0], other):

@@ -8,8 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hardware_presets.errors import InputError
-from kernels.models import (KV_DTYPES, MODEL_FIELDS, WEIGHT_DTYPES, ModelShape, list_models,
-                            load_model, load_model_text, model_from_dict)
+from kernels.models import (
+    KV_DTYPES,
+    MODEL_FIELDS,
+    WEIGHT_DTYPES,
+    ModelShape,
+    list_models,
+    load_model,
+    load_model_text,
+    model_from_dict,
+)
 from kernels.models.loader import MODEL_DIR, MODELS
 
 # hardware_facts.md "LLM shapes for decode scenarios" + Qwen2.5 model cards / config.json

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
+from tests.apptest_helpers import open_page, run, set_widgets, texts
+from tests.apptest_helpers import widget as find
 
 PAGE = "explorer/ui/pages/multicard.py"
 PREFIX = "w.mc."

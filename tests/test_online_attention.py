@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernels.common import attention_math as am
-from kernels.decode import online_attention as oa
 from kernels.common.precision import quantize, round_to
+from kernels.decode import online_attention as oa
 
 F32 = np.float32
 
@@ -86,19 +86,19 @@ def scalar_vector_attention(q, K, V, tile: int) -> np.ndarray:
     """The vector impl of one query row in np.float32 scalars (module docstring order)."""
     d = len(q)
     scale = F32(1.0 / np.sqrt(d))
-    m, l, o = F32(-np.inf), F32(0), [F32(0)] * V.shape[1]
+    m, denom, o = F32(-np.inf), F32(0), [F32(0)] * V.shape[1]
     for t0 in range(0, len(K), tile):
         rows = range(t0, min(len(K), t0 + tile))
         s = [scalar_tree([F32(q[k]) * F32(K[t, k]) for k in range(d)]) * scale for t in rows]
         m_new = max([m] + s)
         alpha = np.exp(F32(m - m_new)) if np.isfinite(m) else F32(0)
         p = [np.exp(F32(x - m_new)) for x in s]
-        l = l * alpha + scalar_tree(p)
+        denom = denom * alpha + scalar_tree(p)
         pv = [scalar_tree([p[i] * F32(V[t, j]) for i, t in enumerate(rows)])
               for j in range(V.shape[1])]
         o = [o[j] * alpha + pv[j] for j in range(V.shape[1])]
         m = m_new
-    return np.array([x / l for x in o], F32)
+    return np.array([x / denom for x in o], F32)
 
 
 @pytest.mark.parametrize("n, tile", [(1, 4), (13, 4), (16, 16), (29, 5)])

@@ -16,8 +16,14 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.core.i18n import flatten_table
-from explorer.plots import (bandwidth_figure, core_diagram_figure, load_balance_figure,
-                            pipe_ratio_figure, roofline_figure, traffic_figure)
+from explorer.plots import (
+    bandwidth_figure,
+    core_diagram_figure,
+    load_balance_figure,
+    pipe_ratio_figure,
+    roofline_figure,
+    traffic_figure,
+)
 from explorer.plots.memory import MAX_SEGMENTS, binned_rate, step_points
 from explorer.plots.roofline import ridge_intensity
 from explorer.plots.style import PIPES, format_bytes

@@ -8,12 +8,11 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.plots import timeline_figure
+from explorer.plots.lane_time import lane_union
 from explorer.plots.style import format_bytes
-from explorer.plots.timeline import (HEATMAP_BINS, MAX_SUBLANES, flight_sublanes,
-                                     lane_union, lane_utilisation)
-from tests.plot_helpers import SMALL, all_texts, make_timeline
+from explorer.plots.timeline import HEATMAP_BINS, MAX_SUBLANES, flight_sublanes, lane_utilisation
 from tests.engine_helpers import QUEUED
-
+from tests.plot_helpers import SMALL, all_texts, make_timeline
 
 # --- timeline ------------------------------------------------------------------------------
 

@@ -122,7 +122,8 @@ def test_format_table_matches_finfo():
     assert list(pr.FORMATS) == ["fp32", "hf32", "bf16", "fp16", "int8", "int4"]
     for name, dtype in NUMPY_DTYPE.items():
         f, fi = pr.FORMATS[name], (ml_dtypes.finfo(dtype) if dtype is BF16 else np.finfo(dtype))
-        assert (f.name, f.kind, f.bits, f.bytes) == (name, "float", fi.bits, np.dtype(dtype).itemsize)
+        assert (f.name, f.kind, f.bits, f.bytes) == (name, "float", fi.bits,
+                                                     np.dtype(dtype).itemsize)
         assert f.unit_roundoff == float(fi.eps) / 2
         assert f.max_value == float(fi.max)
         assert f.min_normal == float(fi.smallest_normal)

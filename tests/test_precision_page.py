@@ -10,7 +10,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest_helpers import open_page, set_widgets, texts, widget as find
+from tests.apptest_helpers import open_page, set_widgets, texts
+from tests.apptest_helpers import widget as find
 
 PAGE = "explorer/ui/pages/precision.py"
 SMALL = {"M": "256", "N": "256", "K": "256"}  # quick to measure and to emulate

@@ -354,7 +354,8 @@ def test_bad_file(tmp_path, name, edit, parts):
 
 # ---- translations and layering ---------------------------------------------------------------
 def _catalogue(lang):
-    return flatten_table(tomllib.loads((LOCALES / lang / "chip_fields.toml").read_text(encoding="utf-8")))
+    text = (LOCALES / lang / "chip_fields.toml").read_text(encoding="utf-8")
+    return flatten_table(tomllib.loads(text))
 
 
 def test_chip_field_catalogues():

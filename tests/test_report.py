@@ -315,7 +315,8 @@ def test_compare_and_sweep_reports_embed_their_inputs(tmp_path):
     assert cli.main(["compare", a, b, "--report", str(out)]) == 0
     page = out.read_text()
     assert page.count("plotly-graph-div") >= 3 and MODEL_VERSION in page
-    assert Scenario.from_toml(embedded_text(page, "scenario_b.toml")) == gallery.load("double_buffer_b")
+    embedded = Scenario.from_toml(embedded_text(page, "scenario_b.toml"))
+    assert embedded == gallery.load("double_buffer_b")
     out = tmp_path / "sweep.html"
     assert cli.main(["sweep", a, "--param", "buffer_num=1,2", "-o", str(tmp_path / "s.csv"),
                      "--report", str(out), "--workers", "1"]) == 0

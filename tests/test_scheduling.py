@@ -14,8 +14,8 @@ import hardware_presets as hp
 from explorer.core import Scenario, simulate
 from explorer.core import scheduling as sch
 from hardware_presets.errors import InputError
-from kernels.decode import kernel as decode
 from kernels.common.scheduling import POLICIES, assign, graham_bound, split_costs
+from kernels.decode import kernel as decode
 
 costs_st = st.lists(st.floats(1.0, 1e6, allow_nan=False), min_size=1, max_size=60)
 

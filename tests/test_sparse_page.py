@@ -17,7 +17,8 @@ from streamlit.testing.v1 import AppTest
 import hardware_presets as hp
 from explorer.core.sparse_step import batch_bytes, blog_claim
 from explorer.plots.style import format_bytes
-from explorer.ui import sparse_controls as controls, sparse_view
+from explorer.ui import sparse_controls as controls
+from explorer.ui import sparse_view
 from explorer.ui.state import DEFAULT_PRESET
 from hardware_presets.errors import InputError
 from kernels.decode import kernel as decode
@@ -25,7 +26,8 @@ from kernels.models import load_model
 from kernels.sparse.compress import COMPRESSING
 from kernels.sparse.data import MAX_FILE_BYTES, synthetic
 from kernels.sparse.policies import budget
-from tests.apptest_helpers import open_page, run, set_widgets, texts, widget as find
+from tests.apptest_helpers import open_page, run, set_widgets, texts
+from tests.apptest_helpers import widget as find
 from tests.test_decode_page import metric
 
 PAGE, PREFIX = "explorer/ui/pages/sparse.py", "w.sa."

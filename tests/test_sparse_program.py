@@ -13,11 +13,11 @@ from explorer.core import Scenario
 from explorer.core.emulator.engine import run
 from explorer.core.sparse_step import blog_claim, simulate_sparse
 from hardware_presets.errors import InputError
+from kernels.common.program import Kind, VClass
 from kernels.decode import kernel as decode
+from kernels.decode.params import model_of, workload
 from kernels.sparse import compress as kv_compress
 from kernels.sparse import select as sparse_select
-from kernels.decode.params import model_of, workload
-from kernels.common.program import Kind, VClass
 from kernels.sparse.policies import keep_count
 from tests.engine_helpers import assert_twins, check_invariants
 
@@ -158,7 +158,8 @@ def test_the_blogs_30_percent():
 
 def test_instruction_counts_match_the_programs():
     for kw in ({"sparse": "norm_low", "phases": "compress"}, {"sparse": "h2o", "phases": "both"},
-               {"sparse": "quest", "phases": "attention"}, {"sparse": "random", "phases": "compress"}):
+               {"sparse": "quest", "phases": "attention"},
+               {"sparse": "random", "phases": "compress"}):
         p, prog, lengths = _build(**kw)
         assert decode.instruction_count(B2, p, lengths) == len(prog), kw
     assert sparse_select.attention_tokens({"sparse": "none"}, [5, 7]).tolist() == [5, 7]

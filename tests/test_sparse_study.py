@@ -7,8 +7,8 @@ import pytest
 
 from explorer.core import sparse_study as ss
 from hardware_presets.errors import InputError
-from kernels.sparse import policies as sa
 from kernels.sparse import data as sd
+from kernels.sparse import policies as sa
 
 SMALL = {"tokens": 512, "head_dim": 32, "kv_heads": 2, "group": 4, "past_queries": 8}
 RATIOS = (0.1, 0.3, 1.0)

@@ -18,8 +18,15 @@ import pytest
 from explorer import cli_sweep
 from explorer.core import Scenario, simulate
 from explorer.core.metrics import METRICS
-from explorer.core.sweep import (MAX_SCENARIOS, BackgroundSweep, ResultCache, Sweep,
-                                 parse_axes, parse_axis, run_sweep)
+from explorer.core.sweep import (
+    MAX_SCENARIOS,
+    BackgroundSweep,
+    ResultCache,
+    Sweep,
+    parse_axes,
+    parse_axis,
+    run_sweep,
+)
 from explorer.core.sweep_exec import DaskExecutor, LocalExecutor, run_point
 from explorer.plots.sweep import heatmap_figure, line_figure, log_axis, sweep_figure
 from hardware_presets.errors import InputError

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import hardware_presets as hp
 from explorer.core import Scenario, simulate
 from hardware_presets.errors import InputError
-from kernels.vector_add import kernel as va
 from kernels.common.program import Kind, Level, Pipe
+from kernels.vector_add import kernel as va
 
 B2 = hp.load("910B2")
 STORAGE = {"fp16": np.float16, "fp32": np.float32, "bf16": ml_dtypes.bfloat16,

@@ -16,8 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from explorer.core import Scenario, simulate
-from explorer.core import shared_results, worker_pool
+from explorer.core import Scenario, shared_results, simulate, worker_pool
 from explorer.core.shared_results import SharedResults
 from explorer.core.worker_pool import WorkerDied, WorkerPool, workers_setting
 from explorer.ui.worker_status import status_text

@@ -12,19 +12,29 @@ emulator runs them on the chip given, so they take a few seconds in all.
 from __future__ import annotations
 
 import hardware_presets as hp
-from kernels.gemm import params as gemm_params
+from kernels.common.scheduling import graham_bound
 from kernels.decode import kv_append
 from kernels.decode.workload import max_batch_that_fits
+from kernels.gemm import params as gemm_params
 from kernels.models import load_model
-from kernels.common.scheduling import graham_bound
 
 from . import multicard, scheduling
-from .claims_data import BLOG, BLOG_MODEL, GB, QUOTES, REFERENCES, SECTIONS, Card, Figure
-from .claims_data import chip_params
+from .claims_data import (
+    BLOG,
+    BLOG_MODEL,
+    GB,
+    QUOTES,
+    REFERENCES,
+    SECTIONS,
+    Card,
+    Figure,
+    chip_params,
+)
 from .precision_numerics import blog_vs_kahan
 from .scenario import Scenario
 from .simulate import simulate
-from .sparse_step import BLOG_KEEP as BLOG_KEEP_RATIO, blog_claim
+from .sparse_step import BLOG_KEEP as BLOG_KEEP_RATIO
+from .sparse_step import blog_claim
 
 TOL = 0.10  # a computed figure "matches" a claimed one within 10%
 UB_TOL = 0.25  # the UB bandwidth has no vendor figure: within 25%

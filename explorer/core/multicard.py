@@ -297,7 +297,8 @@ def claim11_scenario(preset: str = "910B2", impl: str = "split_kv",
                                             "allow_overcommit": True}, overrides)
 
 
-__all__ = ["CLAIM_11", "claim11_scenario", "HCCS", "HCCS_MEASURED", "INTERCONNECTS", "Interconnect", "MultiCardStep",
+__all__ = ["CLAIM_11", "claim11_scenario", "HCCS", "HCCS_MEASURED", "INTERCONNECTS",
+           "Interconnect", "MultiCardStep",
            "allreduce_ns", "bw_per_card", "littles_law_batch", "make_interconnect",
            "per_card_scenario", "per_card_shape", "scaling", "simulate_multicard",
            "valid_cards"]

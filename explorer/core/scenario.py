@@ -4,8 +4,8 @@ round-trips through TOML and JSON as plain data (no pickle, no eval)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import tomli_w
 
@@ -38,7 +38,7 @@ class Scenario:
 
     @classmethod
     def make(cls, preset="910B2", kernel="vector_add", params=None, overrides=None, seed=0,
-             name="") -> "Scenario":
+             name="") -> Scenario:
         """Build from plain dicts, validating every field (see :meth:`validated`)."""
         return cls(preset, kernel, _frozen(params), _frozen(overrides), seed, name).validated()
 
@@ -56,20 +56,21 @@ class Scenario:
             raise InputError("preset", self.preset, "one of " + ", ".join(hp.list_presets()))
         return hp.load(self.preset, **self.overrides_dict)
 
-    def validated(self) -> "Scenario":
+    def validated(self) -> Scenario:
         """The same scenario with kernel defaults filled in; InputError on any bad field."""
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or \
                 not 0 <= self.seed <= SEED_MAX:
             raise InputError("seed", self.seed, f"an integer from 0 to {SEED_MAX}")
         if not isinstance(self.name, str) or len(self.name) > NAME_MAX:
             raise InputError("name", self.name, f"text of at most {NAME_MAX} characters")
-        documents.check_strings(self.name, "name")  # what a scenario file may hold, so it round-trips
+        # what a scenario file may hold, so that it round-trips
+        documents.check_strings(self.name, "name")
         kernel = kernels.get(self.kernel)
         params = kernel.check(self.chip(), self.params_dict)
         return Scenario(self.preset, self.kernel, _frozen(params), self.overrides, self.seed,
                         self.name)
 
-    def replace(self, **changes) -> "Scenario":
+    def replace(self, **changes) -> Scenario:
         """A copy with some fields changed; ``params``/``overrides`` given as dicts merge."""
         data = self.to_dict()
         for key in ("params", "overrides"):
@@ -84,7 +85,7 @@ class Scenario:
                 "kernel": self.kernel, "params": self.params_dict, "seed": self.seed}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object], origin: str = "scenario") -> "Scenario":
+    def from_dict(cls, data: Mapping[str, object], origin: str = "scenario") -> Scenario:
         """Parse plain data; unknown keys and wrong shapes are refused with their name."""
         if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
             raise InputError(origin, type(data).__name__, "a table of scenario fields")
@@ -110,21 +111,21 @@ class Scenario:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
     @classmethod
-    def from_toml(cls, text: str, origin: str = "scenario.toml") -> "Scenario":
+    def from_toml(cls, text: str, origin: str = "scenario.toml") -> Scenario:
         return cls._parse(text, "toml", origin)
 
     @classmethod
-    def from_json(cls, text: str, origin: str = "scenario.json") -> "Scenario":
+    def from_json(cls, text: str, origin: str = "scenario.json") -> Scenario:
         return cls._parse(text, "json", origin)
 
     @classmethod
-    def from_file_text(cls, text: str, filename: str) -> "Scenario":
+    def from_file_text(cls, text: str, filename: str) -> Scenario:
         """Parse by file extension (.json, otherwise TOML)."""
         fmt = "json" if filename.lower().endswith(".json") else "toml"
         return cls._parse(text, fmt, filename)
 
     @classmethod
-    def _parse(cls, text: str, fmt: str, origin: str) -> "Scenario":
+    def _parse(cls, text: str, fmt: str, origin: str) -> Scenario:
         """Through the one safe document reader: size, nesting, repeated keys and
         unreadable text are refused there, the fields by :meth:`from_dict`."""
         loads = documents.load_json if fmt == "json" else documents.load_toml

@@ -25,15 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kernels.decode import kernel as decode
-
+from kernels.common.scheduling import POLICIES, assign, check_tasks, core_order, loads, split_costs
 from kernels.decode import attention as decode_attention
-
 from kernels.decode import cube as decode_cube
+from kernels.decode import kernel as decode
 from kernels.decode.params import cube_cores, schedule, vector_cores
 from kernels.decode.workload import context_lengths, parse_lengths
-from kernels.common.scheduling import (POLICIES, assign, check_tasks, core_order, loads,
-                                split_costs)
 
 from .scenario import Scenario
 from .simulate import Result
@@ -57,7 +54,7 @@ class Balance:
     gap: float  # makespan / lower bound - 1
 
     @classmethod
-    def of(cls, core_loads: np.ndarray, largest_task: float) -> "Balance":
+    def of(cls, core_loads: np.ndarray, largest_task: float) -> Balance:
         core_loads = np.asarray(core_loads, dtype=np.float64)
         top, mean = float(core_loads.max()), float(core_loads.mean())
         bound = max(float(core_loads.sum()) / len(core_loads), float(largest_task))

@@ -54,7 +54,7 @@ class SharedResults:
         self._sizes: dict[str, int] = {}  # of the finished entries
 
     @classmethod
-    def from_settings(cls, pool: WorkerPool) -> "SharedResults":
+    def from_settings(cls, pool: WorkerPool) -> SharedResults:
         return cls(pool, _setting(ENTRIES_ENV, DEFAULT_ENTRIES),
                    _setting(MB_ENV, DEFAULT_MB) * 2**20)
 

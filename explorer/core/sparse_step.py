@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernels.sparse.compress import COMPRESSING
 from kernels.models import kv_format
+from kernels.sparse.compress import COMPRESSING
 from kernels.sparse.policies import Footprint, footprint
 from kernels.sparse.select import attention_tokens
 

@@ -26,9 +26,8 @@ import numpy as np
 import pandas as pd
 
 from hardware_presets.errors import InputError
-from kernels.sparse.policies import (POLICIES, budget, keep_count, pick, softmax,
-                                      token_scores)
 from kernels.sparse.data import SparseInputs
+from kernels.sparse.policies import POLICIES, budget, keep_count, pick, softmax, token_scores
 
 METRICS = ("mass_recall", "output_error", "topk_overlap")
 DEFAULT_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)

@@ -199,7 +199,7 @@ class Sweep:
     axes: tuple[Axis, ...]
 
     @classmethod
-    def parse(cls, base: Scenario, texts) -> "Sweep":
+    def parse(cls, base: Scenario, texts) -> Sweep:
         return cls(base.validated(), parse_axes(texts, base.kernel))
 
     @property
@@ -359,7 +359,7 @@ class BackgroundSweep:
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sweep", daemon=True)
 
-    def start(self) -> "BackgroundSweep":
+    def start(self) -> BackgroundSweep:
         self._thread.start()
         return self
 

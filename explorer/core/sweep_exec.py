@@ -29,8 +29,8 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from hardware_presets.errors import InputError
@@ -225,7 +225,7 @@ class LocalExecutor:
         for proc in procs:
             _stop(proc)
 
-    def __enter__(self) -> "LocalExecutor":
+    def __enter__(self) -> LocalExecutor:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -292,7 +292,7 @@ class DaskExecutor:
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> "DaskExecutor":
+    def __enter__(self) -> DaskExecutor:
         return self
 
     def __exit__(self, *exc) -> None:

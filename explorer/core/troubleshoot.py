@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import hardware_presets as hp
-from kernels.gemm import kernel as gemm
 from hardware_presets.errors import InputError
 from kernels.common import precision
-from kernels.vector_add import kernel as vector_add
 from kernels.common.program import Level, Pipe, Program, ProgramBuilder
+from kernels.gemm import kernel as gemm
+from kernels.vector_add import kernel as vector_add
 
 from .emulator.engine import DeadlockError, run
 from .scenario import Scenario

@@ -78,7 +78,7 @@ class _Raised(Exception):
     the whole process pool; this carrier rebuilds it without calling ``__init__``."""
 
     @classmethod
-    def of(cls, exc: Exception) -> "_Raised":
+    def of(cls, exc: Exception) -> _Raised:
         payload = (type(exc), exc.args, dict(vars(exc)))
         try:
             pickle.loads(pickle.dumps(payload))

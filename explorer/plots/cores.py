@@ -9,8 +9,15 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.plots.style import (CORE_KIND_COLOURS, PIPES, RATIO_NAMES, base_layout,
-                                  empty_figure, msg, reference_line)
+from explorer.plots.style import (
+    CORE_KIND_COLOURS,
+    PIPES,
+    RATIO_NAMES,
+    base_layout,
+    empty_figure,
+    msg,
+    reference_line,
+)
 
 _NS_PER_US = 1000.0
 

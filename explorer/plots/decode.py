@@ -1,6 +1,6 @@
 """Decode figures: where HBM goes (weights, KV cache, layout waste), what one decode step
-spends its time on (every op of the layer and the LM head, in time and in HBM bytes), when each sequence
-of the batch is done, and what the append strategy costs.
+spends its time on (every op of the layer and the LM head, in time and in HBM bytes), when
+each sequence of the batch is done, and what the append strategy costs.
 
 Pure functions of plain numbers (bytes, nanoseconds, per-sequence arrays), so the page,
 the report and the tests draw the same pictures; no streamlit. Every trace carries a
@@ -13,9 +13,17 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.plots.style import (PIPE_COLOURS, SOURCE_COLOURS, base_layout, byte_unit,
-                                  empty_figure, format_bytes, msg, panels,
-                                  reference_line)
+from explorer.plots.style import (
+    PIPE_COLOURS,
+    SOURCE_COLOURS,
+    base_layout,
+    byte_unit,
+    empty_figure,
+    format_bytes,
+    msg,
+    panels,
+    reference_line,
+)
 
 NS_PER_US, NS_PER_MS = 1e3, 1e6
 #: one colour per part of HBM and per phase of the step
@@ -67,6 +75,20 @@ OP_COLOURS = {"qkv": "#08519C", "o_proj": "#3182BD", "gate_up": "#6BAED6", "down
               "swiglu": "#C7E9C0", "final_norm": "#E5F5E0"}
 
 
+#: the catalogue id of each op's name (ids written literally, see tests/test_message_ids.py)
+OP_LABELS = {"attn_norm": "decode.op.attn_norm", "qkv": "decode.op.qkv",
+             "rope": "decode.op.rope", "kv_append": "decode.op.kv_append",
+             "attention": "decode.op.attention", "o_proj": "decode.op.o_proj",
+             "mlp_norm": "decode.op.mlp_norm", "gate_up": "decode.op.gate_up",
+             "swiglu": "decode.op.swiglu", "down": "decode.op.down",
+             "final_norm": "decode.op.final_norm", "lm_head": "decode.op.lm_head"}
+
+
+def op_name(op: str, lang: str) -> str:
+    """An op of the decode layer as the figures and tables name it."""
+    return msg(OP_LABELS[op], lang)
+
+
 def op_breakdown_figure(ops, layers: int, lang: str = "en") -> go.Figure:
     """The step split by op, as two stacked bars of shares: time and HBM bytes, each op
     counted as often as a step runs it (``layers`` times for the layer's ops, once for the
@@ -83,7 +105,7 @@ def op_breakdown_figure(ops, layers: int, lang: str = "en") -> go.Figure:
     fig = go.Figure()
     for (_, op), op_hbm in zip(ops.iterrows(), hbm):
         shares = [op["step_ns"] / step_ns, op_hbm / hbm.sum() if hbm.sum() else 0.0]
-        name = msg(f"decode.op.{op['op']}", lang)
+        name = op_name(op["op"], lang)
         text = [msg("decode.ops.time_text", lang, ms=f"{op['step_ns'] / NS_PER_MS:,.2f}",
                     us=f"{op['ns'] / NS_PER_US:,.1f}", count=int(op["count"])),
                 format_bytes(op_hbm)]

@@ -9,9 +9,17 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.plots.style import (SOURCE_COLOURS, SOURCE_ORDER, base_layout, byte_unit,
-                                  empty_figure, format_bytes, msg, reference_line,
-                                  source_name)
+from explorer.plots.style import (
+    SOURCE_COLOURS,
+    SOURCE_ORDER,
+    base_layout,
+    byte_unit,
+    empty_figure,
+    format_bytes,
+    msg,
+    reference_line,
+    source_name,
+)
 
 _NS_PER_US = 1000.0
 #: above this many segments the throughput is drawn as averages over this many time bins

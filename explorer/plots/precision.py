@@ -54,7 +54,7 @@ def pareto_front(times, errors) -> list[int]:
     better), ordered by time; ties on time keep the smaller error."""
     pts = sorted((t, e, i) for i, (t, e) in enumerate(zip(times, errors)))
     front, best = [], math.inf
-    for t, e, i in pts:
+    for _, e, i in pts:
         if e < best:
             front.append(i)
             best = e
@@ -275,7 +275,8 @@ def _cube_row(fig: go.Figure, st: dict, lang: str) -> None:
     if st["has_fixpipe"]:
         _box(fig, (76, 62, 87, 86), _fmt("Fixpipe", f"quantPre<br>{st['fixpipe']}"), "#FCEBC8")
     else:
-        _box(fig, (76, 62, 87, 86), _fmt("UB", _p("sandwich.cast_out", lang, acc=st["l0c"])), "#D6E6F5")
+        _box(fig, (76, 62, 87, 86), _fmt("UB", _p("sandwich.cast_out", lang, acc=st["l0c"])),
+             "#D6E6F5")
     _box(fig, (91, 62, 99.5, 86), _fmt("GM", f"C: {st['gm_out']}"), _GM_FILL)
     _arrow(fig, (17, 78), (23, 78), "DataCopy<br>MTE2", PIPE_COLOURS["MTE2"], shift=22)
     _arrow(fig, (35, 74), (41, 74), "LoadData<br>MTE1", PIPE_COLOURS["MTE1"], shift=22)

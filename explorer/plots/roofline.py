@@ -94,7 +94,8 @@ def _add_ridges(fig: go.Figure, roofs, slopes, lang: str) -> None:
     if xs:
         hover = msg("roofline.hover_ridge", lang, intensity="%{x:.1f}", tflops="%{y:.1f}")
         fig.add_trace(go.Scatter(x=xs, y=ys, text=texts, mode="markers+text", meta="ridges",
-                                 textposition=[("bottom right", "top left")[i % 2] for i in range(len(xs))],
+                                 textposition=[("bottom right", "top left")[i % 2]
+                                               for i in range(len(xs))],
                                  name=msg("roofline.ridges", lang),
                                  marker=dict(color="#333333", size=8, symbol="diamond"),
                                  hovertemplate=hover + "<extra></extra>"))

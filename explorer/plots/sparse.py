@@ -17,8 +17,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.plots.style import (base_layout, byte_unit, empty_figure, format_bytes, msg,
-                                  panels, reference_line)
+from explorer.plots.style import (
+    base_layout,
+    byte_unit,
+    empty_figure,
+    format_bytes,
+    msg,
+    panels,
+    reference_line,
+)
 
 #: one colour per policy (Okabe-Ito), the same in every figure
 COLOURS = {"norm_high": "#D55E00", "norm_low": "#0072B2", "h2o": "#009E73",

@@ -23,10 +23,22 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.plots.lane_time import (DISPLAY_PX, lane_order, lane_union, lane_utilisation,
-                                      pixel_bars)
-from explorer.plots.style import (PIPE_COLOURS, PIPES, base_layout, empty_figure,
-                                  format_bytes, msg, pipe_codes, pipe_name)
+from explorer.plots.lane_time import (
+    DISPLAY_PX,
+    lane_order,
+    lane_utilisation,
+    pixel_bars,
+)
+from explorer.plots.style import (
+    PIPE_COLOURS,
+    PIPES,
+    base_layout,
+    empty_figure,
+    format_bytes,
+    msg,
+    pipe_codes,
+    pipe_name,
+)
 
 HEATMAP_BINS = 400
 #: a long timeline of at most this many lanes is drawn as bars at the chart's pixels

@@ -12,8 +12,18 @@ import urllib.parse
 import streamlit as st
 
 from explorer.core import Result
-from explorer.core.advisor import BOUND_IDS, CHECK_IDS, CHECKS, DEFAULT_THRESHOLDS, METRIC_IDS, \
-    Tip, advise, checklist_table, improved, promise_text
+from explorer.core.advisor import (
+    BOUND_IDS,
+    CHECK_IDS,
+    CHECKS,
+    DEFAULT_THRESHOLDS,
+    METRIC_IDS,
+    Tip,
+    advise,
+    checklist_table,
+    improved,
+    promise_text,
+)
 from explorer.ui import errors, run_view, state
 from hardware_presets.errors import InputError
 

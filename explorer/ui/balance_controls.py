@@ -15,15 +15,15 @@ import re
 import streamlit as st
 
 from explorer.core.i18n import has
-from explorer.ui.page_params import PageParams
 from explorer.ui import errors, state, widgets
 from explorer.ui.decode_controls import labels
+from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
+from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.decode import workload as wl
 from kernels.models import load_model
-from kernels.common.params import ParamSpec
 
 SOURCES = ("synthetic", "decode")
 _SHARED = {s.name: s for s in dp.PARAMS}

@@ -12,21 +12,20 @@ is shown as a translated error by the page; the controls keep the value to fix.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import streamlit as st
 
 from explorer.core.i18n import has, t
-from explorer.ui.page_params import PageParams
 from explorer.ui import errors, state, widgets
+from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
+from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.models import load_model
-from kernels.common.params import ParamSpec
 
 SPECS = {spec.name: spec for spec in (*dp.PARAMS, widgets.SEED_SPEC)}
 PAGE_PHASES = ("both", "append", "attention")  # compression belongs to the sparse page

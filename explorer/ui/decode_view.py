@@ -18,7 +18,7 @@ from explorer import plots
 from explorer.core import Scenario
 from explorer.core.decode_step import DecodeStep, linear_roofline, simulate_decode
 from explorer.plots import decode as decode_plots
-from explorer.plots.style import format_bytes, msg
+from explorer.plots.style import format_bytes
 from explorer.ui import run_view, state
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -174,7 +174,7 @@ def show_ops(s: DecodeStep) -> None:
     st.caption(state.tr("ui.decode.ops.caption", roofline_ms=f"{roofline_ns / 1e6:,.2f}"))
     lang = state.language()
     table = pd.DataFrame({
-        state.tr("ui.decode.ops.table_op"): [msg(f"decode.op.{op}", lang)
+        state.tr("ui.decode.ops.table_op"): [decode_plots.op_name(op, lang)
                                             for op in s.ops["op"]],
         state.tr("ui.decode.ops.table_time"): s.ops["ns"] / 1e3,
         state.tr("ui.decode.ops.table_step"): s.ops["step_ns"] / 1e6,

@@ -18,10 +18,11 @@ from collections.abc import Callable, Mapping
 import streamlit as st
 
 from explorer.core.i18n import t
-from explorer.ui.page_params import PageParams
 from explorer.ui import state, widgets
+from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
+from kernels.common.sizes import ceil_div
 from kernels.gemm import params as gp
 
 SPECS = {spec.name: spec for spec in (*gp.PARAMS, widgets.SEED_SPEC)}
@@ -97,9 +98,6 @@ def tile_options(step: int, keep: object) -> list[int]:
         options = sorted([*options, keep])
     return options
 
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 # ---- the three groups of widgets ---------------------------------------------------------
@@ -178,8 +176,8 @@ def _grid(chip: Chip, p: dict, where) -> dict:
     p["block_dim"] = _widget("block_dim", where, max_value=cores, prefix="ui.gemm.param",
                              extra_help=state.tr("ui.gemm.block_dim_max", cores=cores,
                                                  chip=chip.display_name))
-    most = {"grid_x": _ceil(p["M"], p["base_m"]), "grid_y": _ceil(p["N"], p["base_n"]),
-            "grid_z": min(int(SPECS["grid_z"].max), _ceil(p["K"], p["base_k"]))}
+    most = {"grid_x": ceil_div(p["M"], p["base_m"]), "grid_y": ceil_div(p["N"], p["base_n"]),
+            "grid_z": min(int(SPECS["grid_z"].max), ceil_div(p["K"], p["base_k"]))}
     for name, hi in most.items():
         p[name] = _widget(name, where, max_value=_clamp(name, hi))
     p["split_k_mode"] = _widget("split_k_mode", where,

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import kernels
-
 from explorer.core.i18n import t
 from explorer.ui import decode_controls, gemm_controls, playground
 

@@ -18,9 +18,9 @@ from explorer.core.decode_step import DecodeStep, simulate_decode
 from explorer.plots import multicard as plots
 from explorer.ui import errors, state, widgets
 from hardware_presets.errors import InputError
+from kernels.common.params import ParamSpec
 from kernels.decode.params import model_of
 from kernels.models import list_models
-from kernels.common.params import ParamSpec
 
 PREFIX = "mc."
 LABELS = "ui.mc.param"
@@ -147,7 +147,7 @@ def show_step(s: mc.MultiCardStep) -> None:
     cols[4].metric(state.tr("ui.mc.m.fits"),
                    state.tr("ui.mc.yes") if s.fits else state.tr("ui.mc.no"),
                    help=state.tr("ui.mc.m.fits_help"))
-    _notes(s.notes + tuple(n for n in s.per_card.notes if n[0].startswith("note.decode_linear")))
+    _notes(s.notes)
 
 
 def scaling_table(scenario: Scenario, ic: mc.Interconnect) -> pd.DataFrame:

@@ -19,8 +19,8 @@ import streamlit as st
 
 from explorer.core import precision_study as ps
 from explorer.core.i18n import t
-from explorer.ui.page_params import PageParams
 from explorer.ui import state, widgets
+from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
 from kernels.common.accumulate import STRATEGIES
 from kernels.common.params import ParamSpec

@@ -23,11 +23,11 @@ from explorer.ui import errors, state, widgets
 from explorer.ui.decode_controls import labels
 from explorer.ui.page_params import PageParams
 from hardware_presets.errors import InputError
+from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.decode import workload as wl
-from kernels.sparse import data as sd
 from kernels.models import load_model
-from kernels.common.params import ParamSpec
+from kernels.sparse import data as sd
 from kernels.sparse.policies import POLICIES
 
 SOURCES = ("synthetic", "upload")

@@ -21,8 +21,8 @@ from explorer.ui import errors, state
 from explorer.ui.gemm_explain import literal
 from hardware_presets import Chip
 from kernels.models import load_model
-from kernels.sparse.policies import POLICIES, POLICY_INFO
 from kernels.sparse.data import SparseInputs
+from kernels.sparse.policies import POLICIES, POLICY_INFO
 
 #: |rho| below this: key norm and attention are called unrelated
 RELATED = 0.1

@@ -14,8 +14,7 @@ from collections.abc import Callable, Mapping
 import streamlit as st
 
 import hardware_presets as hp
-from explorer.core import Result, Scenario
-from explorer.core import shared_results
+from explorer.core import Result, Scenario, shared_results
 from explorer.core import simulate as core_simulate
 from explorer.core.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
 from explorer.ui import worker_status

@@ -16,13 +16,13 @@ from collections.abc import Mapping
 import streamlit as st
 
 import kernels
-
 from explorer.core import Scenario
 from explorer.core.i18n import has, t
 from explorer.core.metrics import METRIC_LABEL_IDS, METRICS
 from explorer.core.sweep import CHIP, MAX_SCENARIOS, Knob, knobs
 from explorer.ui import state, widgets
-from explorer.ui.kernel_pages import names as kernel_names, page_of
+from explorer.ui.kernel_pages import names as kernel_names
+from explorer.ui.kernel_pages import page_of
 from hardware_presets.errors import InputError
 
 PREFIX = "sw."  # session keys of this page's values
@@ -231,9 +231,10 @@ def controls() -> dict:
     _axis(c, "x", left, _knob_options(kernel))
     _axis(c, "y", right, [NONE, *_knob_options(kernel, exclude=c["x"])])
     row = st.columns(3)
+    lang = state.language()
     c["metric"] = row[0].selectbox(
         state.tr("ui.sweep.metric"), METRIC_CHOICES,
-        format_func=lambda m, lang=state.language(): t(METRIC_LABEL_IDS[m], lang),
+        format_func=lambda m: t(METRIC_LABEL_IDS[m], lang),
         **state.bound(key("metric"), "makespan_us"))
     c["chart"] = row[1].radio(state.tr("ui.sweep.chart"), CHARTS, horizontal=True,
                               format_func=labeller(CHART_IDS),

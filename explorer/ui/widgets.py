@@ -21,6 +21,7 @@ from hardware_presets import FieldSpec
 from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
 
+
 def upload_limit_mb(limit_bytes: int) -> int:
     """A page's own byte cap as a file uploader's ``max_upload_size`` (whole MiB, at least
     1): Streamlit then refuses a larger file before it is sent, instead of the page after

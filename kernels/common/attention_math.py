@@ -22,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets.errors import InputError
-
 from kernels.common.accumulate import STRATEGIES, gemm_k_loop, strategy_unit, sum_sequence
 from kernels.common.formats import SUBNORMAL_ERROR, gamma
 from kernels.common.precision import FLOAT_FORMATS, FORMATS, format_of, quantize, round_to

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets import Chip
-
 from kernels.common.program import VClass
 
 

@@ -1,65 +1,49 @@
-"""Row-wise vector kernels (RMSNorm, RoPE, SwiGLU...): the shape they share, once.
+"""Row-wise vector kernels (RMSNorm, RoPE, SwiGLU): the program shape they share, once.
 
-An activation of ``rows x cols`` elements (rows = the tokens of a decode batch, cols a
-model width) is cut into tiles of ``tile_rows x tile_cols``; the tiles go to the vector
-cores in contiguous blocks (the static split of Ascend C samples), and every core loops
-CopyIn (MTE2: DataCopy GM->UB of each input) -> Compute (V: the op's vector instructions
-in program order) -> CopyOut (MTE3: UB->GM) with TQue queues of ``buffer_num`` slots
-between the stages (kernels.common.tque). What a kernel states is a ``RowOp``: its
-inputs, vector instructions and outputs, each sized per tile as ``r x (c x per_elem +
-per_row)`` for a tile of r rows and c columns, plus the tensors loaded once per core
-(RMSNorm's gamma). Tensors name GM regions: ``regions`` maps a tensor to the region a
-previous op wrote (a decode layer); a tensor without one gets a region per tile (cold
-data, no false L2 hits).
+An activation of ``rows`` tokens is cut into tiles of ``tile_rows`` rows by a column chunk
+of one *part* (a tensor of the op: SwiGLU has one, RoPE two, q and k, each with its own
+width). The tiles go to the vector cores in contiguous blocks (the static split of the
+Ascend C samples, ``GetBlockIdx``), and every core loops CopyIn (MTE2: DataCopy GM->UB of
+each input) -> Compute (V: the op's vector instructions in program order) -> CopyOut
+(MTE3: UB->GM), with a TQue of ``buffer_num`` slots per input and output: an input's slot
+is freed by the instruction that reads it (its Cast to fp32), an output's is filled by the
+one that writes it (the Cast back). A ``prologue`` runs once per core before its first tile
+(RMSNorm's gamma: CopyIn and Cast, then resident in UB).
+
+What a kernel states is a ``RowOp``: each copy and vector instruction sized per tile as
+``r x (c x per_elem + per_row)`` for a tile of r rows and c columns. Labels and tensor names
+may hold ``{part}``. GM regions: ``regions`` maps a tensor name to the region (or one region
+per tile) a neighbouring op uses; any other tensor gets one region per tile (cold data: a
+standalone run never hits L2 by sharing one big region), a prologue tensor one region.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-
 from kernels.common.params import ParamSpec
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
-from kernels.common.tque import Stage, iteration_index, staged_loop
+from kernels.common.tque import iteration_index, previous
 
 ACT_DTYPES = ("fp16", "bf16")
+MAX_ROWS = 4096
 #: the numerical check runs on at most this many output elements (whole rows)
 VERIFY_ELEMENTS = 1 << 18
-#: parameters that shape the time but never the values
-TIMING_ONLY = frozenset({"block_dim", "buffer_num", "tile_rows", "tile_cols"})
+#: the parameters every row-wise kernel has that shape the time, never the values
+TIMING_ONLY = frozenset({"block_dim", "buffer_num", "tile_rows"})
 
 
-def specs(rows: int, dtype: str = "fp16") -> tuple[ParamSpec, ...]:
-    """The parameters every row-wise kernel has: rows (tokens), storage format, cores,
-    buffers and the tile (0 = auto)."""
-    return (ParamSpec("rows", int, rows, 1, 1 << 16, unit="rows (tokens)", log_scale=True),
-            ParamSpec("dtype", str, dtype, choices=ACT_DTYPES),
+def specs(rows: int = 64) -> tuple[ParamSpec, ...]:
+    """rows (tokens), storage format, cores (0 = all), TQue depth, rows per tile (0 = 1)."""
+    return (ParamSpec("rows", int, rows, 1, MAX_ROWS, unit="rows (tokens)", log_scale=True),
+            ParamSpec("dtype", str, "fp16", choices=ACT_DTYPES),
             ParamSpec("block_dim", int, 0, 0, 256, unit="vector cores (0 = all)"),
             ParamSpec("buffer_num", int, 2, choices=(1, 2)),
-            ParamSpec("tile_rows", int, 0, 0, 1 << 16, unit="rows (0 = auto)"),
-            ParamSpec("tile_cols", int, 0, 0, 1 << 20, unit="elements (0 = auto)"))
-
-
-def tiling(chip: Chip, op: RowOp, rows: int, cols: int, *, dtype: str, block_dim: int = 0,
-           buffer_num: int = 2, tile_rows: int = 0, tile_cols: int = 0,
-           whole_rows: bool = False) -> Tiling:
-    """The tiling of ``rows x cols`` on ``chip``: auto values resolved (one row per tile,
-    the widest column chunk that fits UB in DataCopy-aligned steps; ``whole_rows`` keeps
-    a row in one tile, as a reduction over it needs), refused when it does not fit."""
-    cores = vector_cores(chip, block_dim)
-    align = max(1, int(chip.ub_align_bytes // DTYPE_BYTES[dtype]))
-    tr = tile_rows or 1
-    if tile_cols and (tile_cols % align or (whole_rows and tile_cols != cols)):
-        allowed = f"{cols} (a whole row)" if whole_rows else f"a multiple of {align} elements"
-        raise InputError("params.tile_cols", tile_cols, f"0 (auto) or {allowed}")
-    tc = tile_cols or (cols if whole_rows else largest_tile_cols(chip, op, tr, cols,
-                                                                 buffer_num, align))
-    result = Tiling(rows, cols, min(tr, rows), min(max(tc, 1), cols), buffer_num, cores)
-    check_fits(chip, op, result, "params.tile_rows, tile_cols")
-    return result
+            ParamSpec("tile_rows", int, 0, 0, MAX_ROWS, unit="rows (0 = 1)"))
 
 
 def verified_rows(rows: int, cols: int) -> int:
@@ -67,142 +51,237 @@ def verified_rows(rows: int, cols: int) -> int:
     return max(1, min(rows, VERIFY_ELEMENTS // max(cols, 1)))
 
 
+def align_elems(chip: Chip, dtype: str) -> int:
+    """Elements of ``dtype`` in one DataCopy alignment block (32 bytes: 16 fp16)."""
+    return max(1, int(chip.ub_align_bytes // DTYPE_BYTES[dtype]))
+
+
+def require_multiple(field: str, value: int, step: int, why: str) -> None:
+    if value % step:
+        raise InputError(field, value, f"a multiple of {step} ({why})")
+
+
+# ---- what a kernel states ----------------------------------------------------------------
 @dataclass(frozen=True)
 class Copy:
-    """A DataCopy of a tile: ``r x (c x per_elem + per_row)`` bytes of ``tensor``."""
+    """A DataCopy of ``r x (c x per_elem + per_row)`` bytes of ``tensor``; ``queue`` is the
+    label of the compute instruction that DeQues (input) or EnQues (output) its slot."""
 
     label: str
     tensor: str
-    per_elem: float  # bytes per column element of the tile
-    per_row: float = 0.0  # bytes per row regardless of the column chunk
+    per_elem: float
+    per_row: float = 0.0
+    queue: str = ""
 
 
 @dataclass(frozen=True)
 class Vector:
-    """A vector instruction over ``r x (c x per_elem + per_row)`` elements of ``dtype``."""
+    """A vector instruction over ``r x (c x per_elem + per_row)`` elements."""
 
     label: str
-    dtype: str
     per_elem: float = 1.0
     per_row: float = 0.0
     vclass: VClass = VClass.SIMPLE
+    dtype: str = "fp32"
 
 
 @dataclass(frozen=True)
 class RowOp:
-    """A row-wise kernel: inputs, vector instructions, outputs; ``once`` per core."""
+    """A row-wise kernel: its copies and vector instructions per tile, a prologue once per
+    core (sizes in ``per_row``: bytes or elements), and UB beyond the queues: fp32 scratch
+    per tile element and row, and what the prologue keeps resident."""
 
     inputs: tuple[Copy, ...]
     compute: tuple[Vector, ...]
     outputs: tuple[Copy, ...]
-    once: tuple[Copy, ...] = ()  # loaded once per core before its first tile (per_row = bytes)
-    scratch_per_elem: float = 0.0  # UB bytes per tile element besides the queues (fp32 temps)
+    prologue: tuple[Copy | Vector, ...] = ()
+    scratch_per_elem: float = 0.0
+    scratch_per_row: float = 0.0
+    resident_bytes: float = 0.0
+
+    def ub_bytes(self, tile_rows: int, tile_cols: int, buffer_num: int) -> float:
+        """UB one core needs: each queue's tile x buffer_num, the scratch, the resident."""
+        queued = sum(tile_rows * (tile_cols * c.per_elem + c.per_row)
+                     for c in self.inputs + self.outputs)
+        scratch = tile_rows * (tile_cols * self.scratch_per_elem + self.scratch_per_row)
+        return queued * buffer_num + scratch + self.resident_bytes
 
 
 @dataclass(frozen=True)
-class Tiling:
-    """How ``rows x cols`` is cut and spread: tile shape, buffers, vector cores."""
+class Tiles:
+    """Every tile in the order the cores take them (row blocks outer, parts, column chunks):
+    its rows, columns (elements), part index and row block; the cores and TQue depth."""
 
-    rows: int
-    cols: int
-    tile_rows: int
-    tile_cols: int
+    rows: np.ndarray
+    cols: np.ndarray
+    part: np.ndarray
+    block: np.ndarray
+    parts: tuple[str, ...]
+    cores: tuple[int, ...]
     buffer_num: int
-    cores: tuple[int, ...]  # vector core ids used
 
-    @property
-    def n_tiles(self) -> int:
-        return -(-self.rows // self.tile_rows) * -(-self.cols // self.tile_cols)
+    def __len__(self) -> int:
+        return len(self.rows)
 
-    def tile_shapes(self) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, cols) of every tile, row blocks outer, column chunks inner."""
-        row_blocks = -(-self.rows // self.tile_rows)
-        col_chunks = -(-self.cols // self.tile_cols)
-        r = np.minimum(self.tile_rows, self.rows - np.arange(row_blocks) * self.tile_rows)
-        c = np.minimum(self.tile_cols, self.cols - np.arange(col_chunks) * self.tile_cols)
-        return np.repeat(r, col_chunks), np.tile(c, row_blocks)
+    def slots(self) -> np.ndarray:
+        """Index into ``cores`` of each tile: contiguous blocks of tiles per core."""
+        n = len(self)
+        return (np.arange(n, dtype=np.int64) * len(self.cores)) // max(n, 1)
+
+    def used_cores(self) -> int:
+        return min(len(self.cores), len(self))
 
 
-def ub_bytes(op: RowOp, tile_rows: int, tile_cols: int, buffer_num: int) -> float:
-    """UB one core needs: every queue's tile x buffer_num, the once-loaded tensors and the
-    scratch."""
-    queued = sum(tile_rows * (tile_cols * c.per_elem + c.per_row)
-                 for c in op.inputs + op.outputs)
-    once = sum(c.per_row for c in op.once)
-    return queued * buffer_num + once + op.scratch_per_elem * tile_rows * tile_cols
-
-
-def check_fits(chip: Chip, op: RowOp, tiling: Tiling, field: str) -> None:
-    """Refuse a tile whose queues and scratch overflow the UB, naming the UB size."""
-    need = ub_bytes(op, tiling.tile_rows, tiling.tile_cols, tiling.buffer_num)
-    if need > chip.ub_bytes:
-        raise InputError(field, f"{tiling.tile_rows} x {tiling.tile_cols}",
-                         f"a tile whose queues x {tiling.buffer_num} buffers and scratch fit "
-                         f"the {chip.ub_bytes:,}-byte UB of {chip.display_name} (this one "
-                         f"needs {need:,.0f} bytes): use fewer rows or columns per tile")
-
-
-def largest_tile_cols(chip: Chip, op: RowOp, tile_rows: int, cols: int, buffer_num: int,
-                      align: int) -> int:
-    """The widest column chunk (a multiple of ``align``, at most ``cols``) that fits UB."""
-    fits = [c for c in range(align, cols + align, align)
-            if ub_bytes(op, tile_rows, min(c, cols), buffer_num) <= chip.ub_bytes]
-    return min(fits[-1], cols) if fits else 0
-
-
-def vector_cores(chip: Chip, block_dim: int) -> tuple[int, ...]:
-    """The first ``block_dim`` vector cores (0: all), refused beyond the chip's count."""
+# ---- tiling ------------------------------------------------------------------------------
+def vector_cores(chip: Chip, block_dim: int, cores: Sequence[int] | None = None
+                 ) -> tuple[int, ...]:
+    """``cores`` when given (each a vector core of ``chip``), else the first ``block_dim``
+    vector cores (0: all), refused beyond the chip's count."""
     ids = tuple(chip.vector_core_ids())
+    if cores is not None:
+        bad = [c for c in cores if c not in ids]
+        if bad or not cores:
+            raise InputError("cores", list(cores), f"vector core ids of {chip.display_name}: "
+                             f"{ids[0]}..{ids[-1]}")
+        return tuple(int(c) for c in cores)
     if not 0 <= block_dim <= len(ids):
         raise InputError("params.block_dim", block_dim,
-                         f"0 (all) to {len(ids)} (vector cores of {chip.display_name})")
+                         f"0 (all) or 1 to {len(ids)} (vector cores of {chip.display_name})")
     return ids[:block_dim or None]
 
 
-def instruction_count(op: RowOp, tiling: Tiling) -> int:
-    """Instructions ``emit`` adds: every stage per tile, the once-loads per core used."""
+def grid(rows: int, tile_rows: int, widths: Mapping[str, int], tile_cols: int,
+         cores: tuple[int, ...], buffer_num: int) -> Tiles:
+    """Tiles of ``tile_rows`` rows by chunks of ``tile_cols`` columns of each part."""
+    blocks = -(-rows // tile_rows)
+    r_of = np.minimum(tile_rows, rows - np.arange(blocks) * tile_rows)
+    chunk_cols, chunk_part = [], []
+    for index, width in enumerate(widths.values()):
+        chunks = -(-width // tile_cols)
+        chunk_cols.append(np.minimum(tile_cols, width - np.arange(chunks) * tile_cols))
+        chunk_part.append(np.full(chunks, index))
+    cols, part = np.concatenate(chunk_cols), np.concatenate(chunk_part)
+    per_block = len(cols)
+    return Tiles(np.repeat(r_of, per_block), np.tile(cols, blocks), np.tile(part, blocks),
+                 np.repeat(np.arange(blocks), per_block), tuple(widths), cores, buffer_num)
+
+
+def auto_cols(chip: Chip, op: RowOp, tile_rows: int, rows: int, widths: Mapping[str, int],
+              unit: int, buffer_num: int, n_cores: int) -> int:
+    """The column chunk (a multiple of ``unit``) when the user leaves it to the kernel: as
+    wide as UB allows, but narrow enough that every core gets a tile when the rows alone
+    do not give each core one (decode: few tokens, many cores); 0 when nothing fits."""
+    base = op.ub_bytes(tile_rows, 0, buffer_num)  # UB need is linear in the columns
+    slope = op.ub_bytes(tile_rows, 1, buffer_num) - base
+    widest = min(max(widths.values()), int((chip.ub_bytes - base) // slope)) // unit * unit
+    if widest <= 0:
+        return 0
+    blocks = -(-rows // tile_rows)
+    chunks = -(-n_cores // blocks)  # column chunks a row block needs to reach every core
+    balanced = -(-sum(widths.values()) // chunks)
+    return min(widest, max(unit, -(-balanced // unit) * unit))
+
+
+def check_fits(chip: Chip, op: RowOp, tile_rows: int, tile_cols: int, buffer_num: int,
+               field: str, value) -> None:
+    """Refuse a tile whose queues, scratch and resident data overflow the UB, naming the
+    UB size and what the tile needs."""
+    need = op.ub_bytes(tile_rows, tile_cols, buffer_num)
+    if tile_cols <= 0 or need > chip.ub_bytes:
+        raise InputError(field, value,
+                         f"a tile whose {len(op.inputs) + len(op.outputs)} queues x "
+                         f"{buffer_num} buffers, fp32 scratch and resident data fit the "
+                         f"{chip.ub_bytes:,}-byte UB of {chip.display_name} (a tile of "
+                         f"{tile_rows} x {max(tile_cols, 0)} elements needs {need:,.0f} "
+                         "bytes): use fewer rows or columns per tile, or buffer_num = 1")
+
+
+def ub_share(chip: Chip, op: RowOp, tiles: Tiles) -> float:
+    """UB used by the largest tile's queues, scratch and resident data / UB capacity."""
+    need = op.ub_bytes(int(tiles.rows.max()), int(tiles.cols.max()), tiles.buffer_num)
+    return need / chip.ub_bytes
+
+
+# ---- the program -------------------------------------------------------------------------
+def instruction_count(op: RowOp, tiles: Tiles) -> int:
+    """Instructions ``emit`` adds: every copy and vector op per tile, the prologue per core."""
     per_tile = len(op.inputs) + len(op.compute) + len(op.outputs)
-    used = min(len(tiling.cores), tiling.n_tiles)
-    return per_tile * tiling.n_tiles + len(op.once) * used
+    return per_tile * len(tiles) + len(op.prologue) * tiles.used_cores()
 
 
-def _size(item, r: np.ndarray, c: np.ndarray) -> np.ndarray:
-    return np.ceil(r * (c * item.per_elem + item.per_row)).astype(np.int64)
+def _size(item: Copy | Vector, tiles: Tiles) -> np.ndarray:
+    return np.ceil(tiles.rows * (tiles.cols * item.per_elem + item.per_row)).astype(np.int64)
 
 
-def emit(b: ProgramBuilder, op: RowOp, tiling: Tiling, nxt: int, *,
-         regions: dict[str, int] | None = None, task_base: int = 0) -> int:
-    """Emit ``op`` over ``tiling`` with every seq >= ``nxt``; returns the next free seq."""
-    regions = regions or {}
-    r, c = tiling.tile_shapes()
-    n = len(r)
-    b.reserve(instruction_count(op, tiling), "use larger tiles")
-    slot = (np.arange(n, dtype=np.int64) * len(tiling.cores)) // max(n, 1)
-    cores = np.asarray(tiling.cores, np.int64)[slot]
+def _copies(b: ProgramBuilder, item: Copy, tiles: Tiles, pipe: Pipe, src: Level, dst: Level,
+            cores: np.ndarray, seq: np.ndarray, regions: Mapping) -> np.ndarray:
+    """One DataCopy per tile, one builder call per part (the label names the part)."""
+    nbytes, ids = _size(item, tiles), np.empty(len(tiles), np.int64)
+    for index, part in enumerate(tiles.parts):
+        mask = tiles.part == index
+        tensor = item.tensor.format(part=part)
+        given = regions.get(tensor)
+        if given is None:
+            region = b.regions(nbytes[mask])
+        else:
+            given = np.asarray(given, np.int64)
+            region = given[mask] if given.ndim else given
+        ids[mask] = b.transfer(cores[mask], pipe, item.label.format(part=part), src, dst,
+                               nbytes[mask], seq[mask], region=region,
+                               task=np.flatnonzero(mask))
+    return ids
+
+
+def emit(b: ProgramBuilder, op: RowOp, tiles: Tiles, nxt: int, *,
+         regions: Mapping[str, int | np.ndarray] | None = None) -> int:
+    """Emit ``op`` over ``tiles`` with every seq >= ``nxt``; returns the next free seq."""
+    regions = dict(regions or {})
+    b.reserve(instruction_count(op, tiles), "use more rows or columns per tile")
+    slot = tiles.slots()
+    cores = np.asarray(tiles.cores, np.int64)[slot]
     iters = iteration_index(slot)
-    start = nxt + len(op.once)
-
-    def region(copy: Copy, sizes: np.ndarray):
-        return regions[copy.tensor] if copy.tensor in regions else b.regions(sizes)
-
-    stages = [Stage.copy(x.label, Pipe.MTE2, Level.GM, Level.UB, _size(x, r, c),
-                         region(x, _size(x, r, c))) for x in op.inputs]
-    stages += [Stage.vector(v.label, _size(v, r, c), v.dtype, v.vclass) for v in op.compute]
-    stages += [Stage.copy(y.label, Pipe.MTE3, Level.UB, Level.GM, _size(y, r, c),
-                          region(y, _size(y, r, c))) for y in op.outputs]
+    per_tile = len(op.inputs) + len(op.compute) + len(op.outputs)
+    start = nxt + len(op.prologue)
+    seq = start + iters * per_tile
+    ins = [_copies(b, c, tiles, Pipe.MTE2, Level.GM, Level.UB, cores, seq + s, regions)
+           for s, c in enumerate(op.inputs)]
     first = len(op.inputs)
-    last = first + len(op.compute) - 1
-    queues = [(i, first, tiling.buffer_num) for i in range(first)]
-    queues += [(last, last + 1 + o, tiling.buffer_num) for o in range(len(op.outputs))]
-    ids = staged_loop(b, cores, iters, np.arange(n) + task_base, stages, queues, seq0=start)
-    if op.once:
-        used = np.unique(slot)
-        heads = np.asarray(tiling.cores, np.int64)[used]
-        firsts = ids[first][np.searchsorted(slot, used)]
-        for k, once in enumerate(op.once):
-            nbytes = int(np.ceil(once.per_row))
-            region = regions[once.tensor] if once.tensor in regions else b.regions(nbytes)[0]
-            load = b.transfer(heads, Pipe.MTE2, once.label, Level.GM, Level.UB, nbytes,
-                              nxt + k, region=region)
-            b.depend(firsts, load)
-    return start + (int(iters.max(initial=0)) + 1) * len(stages)
+    vec = {v.label: b.vector(cores, v.label, _size(v, tiles), v.dtype, seq + first + s,
+                             vclass=v.vclass, task=np.arange(len(tiles)))
+           for s, v in enumerate(op.compute)}
+    first += len(op.compute)
+    outs = [_copies(b, c, tiles, Pipe.MTE3, Level.UB, Level.GM, cores, seq + first + s,
+                    regions) for s, c in enumerate(op.outputs)]
+    depth = tiles.buffer_num
+    for copy, ids in zip(op.inputs, ins):  # DeQue waits for the copy; AllocTensor for FreeTensor
+        reader = vec[copy.queue or op.compute[0].label]
+        b.depend(reader, ids)
+        b.depend(ids, previous(reader, iters, depth))
+    for copy, ids in zip(op.outputs, outs):  # CopyOut waits for EnQue; the writer for a slot
+        writer = vec[copy.queue or op.compute[-1].label]
+        b.depend(ids, writer)
+        b.depend(writer, previous(ids, iters, depth))
+    if op.prologue:
+        _prologue(b, op, tiles, slot, vec[op.compute[0].label], nxt, regions)
+    return start + (int(iters.max(initial=-1)) + 1) * per_tile
+
+
+def _prologue(b: ProgramBuilder, op: RowOp, tiles: Tiles, slot: np.ndarray,
+              first_compute: np.ndarray, nxt: int, regions: Mapping) -> None:
+    """Once per core used, before its first tile, in order: each step waits for the one
+    before it, and the core's first compute instruction for the last."""
+    used = np.unique(slot)
+    heads = np.asarray(tiles.cores, np.int64)[used]
+    last = np.full(len(heads), -1, np.int64)
+    for k, step in enumerate(op.prologue):
+        amount = int(np.ceil(step.per_row))
+        if isinstance(step, Copy):
+            region = regions.get(step.tensor)
+            region = b.regions(amount)[0] if region is None else region
+            ids = b.transfer(heads, Pipe.MTE2, step.label, Level.GM, Level.UB, amount,
+                             nxt + k, region=region)
+        else:
+            ids = b.vector(heads, step.label, amount, step.dtype, nxt + k, vclass=step.vclass)
+        b.depend(ids, last)
+        last = ids
+    b.depend(first_compute[np.searchsorted(slot, used)], last)

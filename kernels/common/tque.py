@@ -29,11 +29,11 @@ class Stage:
     vclass: VClass = VClass.SIMPLE
 
     @classmethod
-    def copy(cls, label, pipe, src, dst, nbytes, region=-1) -> "Stage":
+    def copy(cls, label, pipe, src, dst, nbytes, region=-1) -> Stage:
         return cls(label, pipe, src, dst, nbytes=nbytes, region=region)
 
     @classmethod
-    def vector(cls, label, elems, dtype, vclass=VClass.SIMPLE) -> "Stage":
+    def vector(cls, label, elems, dtype, vclass=VClass.SIMPLE) -> Stage:
         return cls(label, Pipe.V, elems=elems, dtype=dtype, vclass=vclass)
 
     def emit(self, b: ProgramBuilder, cores, seq, tasks) -> np.ndarray:

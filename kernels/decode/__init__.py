@@ -6,12 +6,10 @@ quantisation (``kv_store``), the online softmax (``online_attention``), values a
 float64 (``numerics``) and advisor rules (``advice``). ``RECORD`` describes it."""
 from __future__ import annotations
 
-from kernels.decode import kernel as decode
-
-from kernels.decode import advice as decode_advice
-
-from kernels.decode import params as dp
 from kernels.common.record import Advice, KernelRecord, Numerics
+from kernels.decode import advice as decode_advice
+from kernels.decode import kernel as decode
+from kernels.decode import params as dp
 
 RECORD = KernelRecord(
     name=decode.NAME, title_key="nav.decode", params=decode.PARAMS, check=decode.check,

@@ -3,8 +3,8 @@ an int8 KV cache when HBM bounds the step. Each reads a run (duck-typed: ``param
 the advisor's context (``bound``, ``balance``, ``thresholds``, ``shares``)."""
 from __future__ import annotations
 
-from kernels.decode import params as dp
 from kernels.common.record import percent, tip
+from kernels.decode import params as dp
 
 
 def lpt(result, ctx) -> list[tuple]:

@@ -22,16 +22,20 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets import Chip
-
-from kernels.decode.params import FP32, kv_bytes, out_dtype, token_scale_bytes
-from kernels.decode.tasks import Tasks, make_tasks, make_tiles
 from kernels.common.cycles import gm_read_cycles, vector_cycles
-from kernels.decode.params import schedule, vector_cores
-from kernels.decode.tasks import emit_dispatch
-from kernels.models import ModelShape
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from kernels.common.scheduling import assign, core_order
 from kernels.common.tque import iteration_index, previous
+from kernels.decode.params import (
+    FP32,
+    kv_bytes,
+    out_dtype,
+    schedule,
+    token_scale_bytes,
+    vector_cores,
+)
+from kernels.decode.tasks import Tasks, emit_dispatch, make_tasks, make_tiles
+from kernels.models import ModelShape
 
 STAGES = 10
 TILE_OPS = 10  # instructions per tile
@@ -68,7 +72,8 @@ def task_cycles(chip: Chip, p: dict, model: ModelShape, tokens, heads) -> np.nda
     cores = vector_cores(chip, p)
 
     def tile(tk):
-        vec = sum(vector_cycles(chip, e, 4, c) for _, _, e, c in tile_vector_ops(p, model, tk, heads))
+        vec = sum(vector_cycles(chip, e, 4, c)
+                  for _, _, e, c in tile_vector_ops(p, model, tk, heads))
         return np.where(tk > 0, np.maximum(vec, 2 * gm_read_cycles(
             chip, tile_bytes(p, model, tk, heads), cores)), 0.0)
 
@@ -112,7 +117,7 @@ def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
         taken = emit_dispatch(b, core, tasks.seq, s, previous(out, tasks.ordinal, 1),
                               np.argsort(tasks.tid))
         b.depend(head, taken)
-    nxt = seq0 + int((tasks.it_end.max(initial=0) + 1)) * STAGES
+    nxt = seq0 + int(tasks.it_end.max(initial=0) + 1) * STAGES
     if parts is None:
         return nxt
     b.sync_all(cores, nxt)

@@ -22,14 +22,20 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-
 from kernels.common.cycles import gm_read_cycles
-from kernels.decode.params import (CUBE_M0, FP32, cube_cores, kv_bytes, out_dtype, schedule,
-                            token_scale_bytes)
-from kernels.decode.tasks import Tasks, Tiles, emit_dispatch, make_tasks, make_tiles
-from kernels.models import ModelShape
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from kernels.common.tque import iteration_index, previous
+from kernels.decode.params import (
+    CUBE_M0,
+    FP32,
+    cube_cores,
+    kv_bytes,
+    out_dtype,
+    schedule,
+    token_scale_bytes,
+)
+from kernels.decode.tasks import Tasks, Tiles, emit_dispatch, make_tasks, make_tiles
+from kernels.models import ModelShape
 
 STAGES = 24
 TILE_OPS = 17

@@ -6,9 +6,10 @@ identical, see there). Lengths and the paged block table are drawn from the scen
 seed (``build(chip, params, seed)``, ``SEEDED``), the same way the numerics draw them.
 
 * ``phases`` "layer" (the default): every op of a decoder layer and the LM head, each its
-  own launch (kernels.decode.layer); "both": append, then SyncAll over every core used (the boundary between the
-  two kernel launches), then attention; "append" or "attention" alone; "compress" the
-  sparse policy's compression of the cache (kv_compress), run every compress_every steps.
+  own launch (kernels.decode.layer); "both": append, then SyncAll over every core used
+  (the boundary between the two kernel launches), then attention; "append" or
+  "attention" alone; "compress" the sparse policy's compression of the cache
+  (kv_compress), run every compress_every steps.
 * ``sparse``: attention reads only what the policy keeps (kv_compress.kept_counts
   tokens, or Quest's pages after its page scoring); H2O adds its accumulation after
   attention (sparse_select).
@@ -21,23 +22,23 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-
+from kernels.common.program import Program, ProgramBuilder
 from kernels.decode import attention as decode_attention
-
 from kernels.decode import cube as decode_cube
-
-from kernels.decode import params as decode_params
-
 from kernels.decode import kv_append, layer
-
-from kernels.sparse import compress as kv_compress
-
-from kernels.sparse import select as sparse_select
-from kernels.decode.numerics import (error_bound, execute, make_inputs,  # noqa: F401 (protocol)
-                              output_elements, reference, unit_roundoff)
+from kernels.decode import params as decode_params
+from kernels.decode.numerics import (  # noqa: F401 (protocol)
+    error_bound,
+    execute,
+    make_inputs,
+    output_elements,
+    reference,
+    unit_roundoff,
+)
 from kernels.decode.params import PARAMS, model_of, workload  # noqa: F401
 from kernels.decode.workload import kv_memory
-from kernels.common.program import Program, ProgramBuilder
+from kernels.sparse import compress as kv_compress
+from kernels.sparse import select as sparse_select
 
 NAME = "decode"
 SEEDED = True  # build() takes the scenario's seed (context lengths, block table)

@@ -21,13 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets import Chip
-
 from kernels.common.cycles import gm_read_cycles
-from kernels.decode.params import kv_bytes, out_dtype, schedule, token_scale_bytes
-from kernels.models import ModelShape
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder
 from kernels.common.scheduling import assign, core_order
 from kernels.common.tque import iteration_index, previous
+from kernels.decode.params import kv_bytes, out_dtype, schedule, token_scale_bytes
+from kernels.models import ModelShape
 
 STAGES = 6
 LABELS = ("CopyIn new K,V", "Quantize K,V", "Scatter K -> cache", "Scatter V -> cache",

@@ -28,11 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets.errors import InputError
-
-from kernels.decode.workload import ContiguousLayout, PagedLayout
 from kernels.common.formats import round_to
-from kernels.models import KVFormat, kv_format
 from kernels.common.precision import quantize
+from kernels.decode.workload import ContiguousLayout, PagedLayout
+from kernels.models import KVFormat, kv_format
 
 POISON_CODE = -128  # the int8 code symmetric quantisation never produces
 

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets import Chip
-
 from kernels.common.program import DTYPE_BYTES, ProgramBuilder
 from kernels.decode import kv_append
 from kernels.decode.params import model_of, out_dtype
@@ -65,7 +64,6 @@ class LayerShape:
     vocab: int  # this card's LM head rows
     act_dtype: str  # fp16 or bf16 activations
     weight_dtype: str  # fp16, bf16 or int8 (W8A16)
-    rope_theta: float
     eps: float
 
     @property
@@ -83,7 +81,7 @@ def layer_shape(p: dict, model: ModelShape | None = None) -> LayerShape:
         kv_heads=model.kv_heads, head_dim=model.head_dim,
         intermediate=model.intermediate_size, vocab=-(-model.vocab_size // tp),
         act_dtype=out_dtype(p) if p["weight_dtype"] != "bf16" else "bf16",
-        weight_dtype=p["weight_dtype"], rope_theta=model.rope_theta, eps=model.rms_norm_eps)
+        weight_dtype=p["weight_dtype"], eps=model.rms_norm_eps)
 
 
 def activation_bytes(s: LayerShape) -> dict[str, int]:
@@ -110,8 +108,7 @@ def _linear_op(s: LayerShape, n: int, k: int, src: str, dst: str):
 
 
 def _rope_op(s: LayerShape):
-    shape = rope.RopeShape(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.act_dtype,
-                           s.rope_theta)
+    shape = rope.RopeShape(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.act_dtype)
     return (lambda b, chip, nxt, r: rope.emit(b, chip, shape, nxt, src=r["qkv"]),
             lambda chip: rope.instruction_count(chip, shape))
 

@@ -22,13 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernels.decode import params as decode_params
-
-from kernels.decode import online_attention
 from kernels.common.attention_math import decode_attention_reference
 from kernels.common.formats import UNIT_ROUNDOFF
-from kernels.decode.kv_store import StoredKV
 from kernels.common.precision import round_to
+from kernels.decode import online_attention
+from kernels.decode import params as decode_params
+from kernels.decode.kv_store import StoredKV
 
 #: K elements (tokens x head_dim) of all verified pairs together, at most
 VERIFY_ELEMENTS = 1 << 20

@@ -26,9 +26,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kernels.common.accumulate import pairwise_sum, gemm_k_loop
-from kernels.common.attention_math import (EXP_REL_ERROR, accumulation_error, decode_attention_reference,
-                             score_error)
+from kernels.common.accumulate import gemm_k_loop, pairwise_sum
+from kernels.common.attention_math import (
+    EXP_REL_ERROR,
+    accumulation_error,
+    decode_attention_reference,
+    score_error,
+)
 from kernels.common.formats import ROUNDING, SUBNORMAL_ERROR, UNIT_ROUNDOFF, after_rounding, gamma
 from kernels.common.precision import round_to
 
@@ -56,11 +60,12 @@ EXACT = Arith(np.float64)
 
 
 class Partial(NamedTuple):
-    """Unnormalised state of an online softmax: o [g, d], running max m and sum l [g, 1]."""
+    """Unnormalised state of an online softmax: o [g, d], running max m and sum l [g, 1]
+    (``denom``: the divisor of the output)."""
 
     o: np.ndarray
     m: np.ndarray
-    l: np.ndarray
+    denom: np.ndarray
 
 
 def spans(t0: int, t1: int, size: int) -> list[tuple[int, int]]:
@@ -98,9 +103,9 @@ def step(part: Partial, q: np.ndarray, K: np.ndarray, V: np.ndarray,
     m = np.maximum(part.m, s.max(axis=1, keepdims=True))
     alpha = np.exp(part.m - m)  # the first tile: exp(-inf) = 0 times o = l = 0
     p = np.exp(s - m)
-    l = part.l * alpha + tree_sum(p, axis=1)[:, None]
+    denom = part.denom * alpha + tree_sum(p, axis=1)[:, None]
     o = part.o * alpha + _pv(p, V, arith)
-    return Partial(o, m, l)
+    return Partial(o, m, denom)
 
 
 def attend(q: np.ndarray, load: Loader, tiles: Iterable[tuple[int, int]],
@@ -119,12 +124,12 @@ def combine(parts: list[Partial]) -> Partial:
     """Split-KV combine in the partials' dtype: log-sum-exp rescaling, sums in chunk
     order (one partial comes back unchanged: w = exp(0) = 1)."""
     m = np.maximum.reduce([pt.m for pt in parts])
-    o = l = None
+    o = denom = None
     for pt in parts:
         w = np.exp(pt.m - m)
         o = w * pt.o if o is None else o + w * pt.o
-        l = w * pt.l if l is None else l + w * pt.l
-    return Partial(o, m, l)
+        denom = w * pt.denom if denom is None else denom + w * pt.denom
+    return Partial(o, m, denom)
 
 
 def attention(q: np.ndarray, load: Loader, n: int, *, tile: int, split: int = 0,
@@ -134,7 +139,7 @@ def attention(q: np.ndarray, load: Loader, n: int, *, tile: int, split: int = 0,
     chunks = spans(0, n, split) if split else [(0, n)]
     parts = [attend(q, load, spans(a, b, tile), arith) for a, b in chunks]
     part = combine(parts)
-    return part.o / part.l
+    return part.o / part.denom
 
 
 # ---- error bound ---------------------------------------------------------------------

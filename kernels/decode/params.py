@@ -18,12 +18,12 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-
+from kernels.common.params import ParamSpec, validate_params
+from kernels.common.scheduling import POLICIES
+from kernels.common.sizes import ceil_div, round_up
 from kernels.decode import workload as wl
 from kernels.models import ModelShape, kv_format, list_models, load_model, model_from_dict
 from kernels.models.schema import LAYER_FIELDS
-from kernels.common.params import ParamSpec, validate_params
-from kernels.common.scheduling import POLICIES
 from kernels.sparse.policies import POLICIES as SPARSE_POLICIES
 
 IMPLS = ("vector", "cube_vector", "split_kv")
@@ -242,7 +242,7 @@ def _resolve_split(chip: Chip, p: dict, model: ModelShape) -> int:
     chunks = max(1, -(-2 * vector_cores(chip, p) // unsplit))
     mean = p["mean_len"] if p["distribution"] != "list" else \
         int(np.mean(wl.parse_lengths(p["lengths"])))
-    return max(t, -(-(-(-mean // chunks)) // t) * t)
+    return max(t, round_up(ceil_div(mean, chunks), t))
 
 
 def check(chip: Chip, params: dict) -> dict:

@@ -26,10 +26,9 @@ from typing import ClassVar
 import numpy as np
 
 from hardware_presets.errors import InputError
-
 from kernels.common.budget import check_array_bytes
-from kernels.models import KV_DTYPES, WEIGHT_DTYPES, ModelShape, kv_format, list_models
 from kernels.common.params import ParamSpec, validate_params
+from kernels.models import KV_DTYPES, WEIGHT_DTYPES, ModelShape, kv_format, list_models
 
 DISTRIBUTIONS = ("equal", "uniform", "lognormal", "bimodal", "list")
 LAYOUTS = ("contiguous", "paged")

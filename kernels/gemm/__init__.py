@@ -5,12 +5,10 @@ float64 reference (``numerics``) and advisor rules (``advice``). ``RECORD`` says
 the layers above."""
 from __future__ import annotations
 
-from kernels.gemm import kernel as gemm
-
-from kernels.gemm import advice as gemm_advice
-
-from kernels.gemm import numerics as gn
 from kernels.common.record import Advice, KernelRecord, Numerics
+from kernels.gemm import advice as gemm_advice
+from kernels.gemm import kernel as gemm
+from kernels.gemm import numerics as gn
 
 RECORD = KernelRecord(
     name=gemm.NAME, title_key="nav.gemm", params=gemm.PARAMS, check=gemm.check,

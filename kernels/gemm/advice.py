@@ -3,8 +3,8 @@ tail wave, a swizzled order when L2 misses. Each reads a run (duck-typed: ``para
 ``metrics``) and the advisor's context (``bound``, ``accepts(changes)``)."""
 from __future__ import annotations
 
-from kernels.gemm.kernel import plan
 from kernels.common.record import percent, tip
+from kernels.gemm.kernel import plan
 
 
 def waves(params: dict) -> tuple[int, int, int]:

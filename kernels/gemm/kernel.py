@@ -16,14 +16,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets import Chip
-
+from kernels.common.program import Level, Pipe, Program, ProgramBuilder
+from kernels.common.sizes import ceil_div
+from kernels.common.tque import iteration_index, previous
 from kernels.gemm import numerics as gemm_numerics
 from kernels.gemm.grid import TaskGrid, task_grid
-from kernels.gemm.params import (IN_BYTES, OUT_BYTES, PARAMS, b_tile_bytes, check,  # noqa: F401
-                          check_size, instruction_count)
+from kernels.gemm.params import (  # noqa: F401
+    IN_BYTES,
+    OUT_BYTES,
+    PARAMS,
+    b_tile_bytes,
+    check,
+    check_size,
+    instruction_count,
+)
 from kernels.gemm.reduce import emit_reduction
-from kernels.common.program import Level, Pipe, Program, ProgramBuilder
-from kernels.common.tque import iteration_index, previous
 
 NAME = "gemm"
 STAGES = 8  # seq slots per K step: bias, A load, B load, A->L0A, B->L0B, Mmad, out, out2
@@ -32,9 +39,6 @@ STAGES = 8  # seq slots per K step: bias, A load, B load, A->L0A, B->L0B, Mmad, 
 TIMING_ONLY_PARAMS = frozenset({"policy", "balance", "group", "block_dim", "grid_x", "grid_y",
                                 "depth_k", "db_l1", "db_l0", "db_l0c"})
 
-
-def _ceil(a, b):
-    return -(-a // b)
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,12 +55,12 @@ class Plan:
 def plan(p: dict) -> Plan:
     """Resolve grid sizes and expand tasks -> base tiles -> K steps (vectorised)."""
     M, N, K, bm, bn, bk = (p[k] for k in ("M", "N", "K", "base_m", "base_n", "base_k"))
-    X = p["grid_x"] or _ceil(M, bm)
-    Y = p["grid_y"] or _ceil(N, bn)
-    sm, sn = _ceil(_ceil(M, X), bm) * bm, _ceil(_ceil(N, Y), bn) * bn
-    X, Y = _ceil(M, sm), _ceil(N, sn)
-    kz = _ceil(_ceil(K, p["grid_z"]), bk) * bk
-    grid = task_grid(X, Y, _ceil(K, kz), p["block_dim"], p["policy"], p["group"],
+    X = p["grid_x"] or ceil_div(M, bm)
+    Y = p["grid_y"] or ceil_div(N, bn)
+    sm, sn = ceil_div(ceil_div(M, X), bm) * bm, ceil_div(ceil_div(N, Y), bn) * bn
+    X, Y = ceil_div(M, sm), ceil_div(N, sn)
+    kz = ceil_div(ceil_div(K, p["grid_z"]), bk) * bk
+    grid = task_grid(X, Y, ceil_div(K, kz), p["block_dim"], p["policy"], p["group"],
                      p["balance"], lambda x, y, z: _task_steps(p, sm, sn, kz, x, y, z))
     tiles = _tiles(grid, p, sm, sn, kz)
     return Plan(grid, (sm, sn), kz, tiles, _steps(tiles, p))
@@ -68,7 +72,7 @@ def _task_steps(p, sm, sn, kz, x, y, z) -> np.ndarray:
     rows = np.minimum(sm, p["M"] - x * sm)
     cols = np.minimum(sn, p["N"] - y * sn)
     ks = np.minimum(kz, p["K"] - z * kz)
-    return (_ceil(rows, 16) * _ceil(cols, 16) * _ceil(ks, 16)).astype(np.float64)
+    return (ceil_div(rows, 16) * ceil_div(cols, 16) * ceil_div(ks, 16)).astype(np.float64)
 
 
 def _tiles(grid: TaskGrid, p: dict, sm: int, sn: int, kz: int) -> dict[str, np.ndarray]:
@@ -90,7 +94,7 @@ def _tiles(grid: TaskGrid, p: dict, sm: int, sn: int, kz: int) -> dict[str, np.n
 
 def _steps(tiles: dict, p: dict) -> dict[str, np.ndarray]:
     bk, depth = p["base_k"], p["depth_k"]
-    count = _ceil(tiles["k_hi"] - tiles["k_lo"], bk)
+    count = ceil_div(tiles["k_hi"] - tiles["k_lo"], bk)
     tile = np.repeat(np.arange(len(count)), count)
     first = np.repeat(np.cumsum(count) - count, count)
     s = np.arange(len(tile)) - first
@@ -103,7 +107,7 @@ def _steps(tiles: dict, p: dict) -> dict[str, np.ndarray]:
 
 
 def _pad(x, step):
-    return _ceil(x, step) * step
+    return ceil_div(x, step) * step
 
 
 def build(chip: Chip, params: dict) -> Program:
@@ -129,9 +133,9 @@ def _emit_k_loop(b, chip, p, pl, core) -> dict[str, np.ndarray]:
     step_core, seq = core[s["tile"]], np.arange(len(s["tile"])) * STAGES
     rows, cols = t["rows"][s["tile"]], t["cols"][s["tile"]]
     ch = np.flatnonzero(s["chunk_first"])
-    ks_total = _ceil(p["K"], p["base_k"])
+    ks_total = ceil_div(p["K"], p["base_k"])
     a_key = (t["r0"][s["tile"]][ch] // p["base_m"]) * ks_total + s["chunk_k0"][ch] // p["base_k"]
-    b_key = (s["chunk_k0"][ch] // p["base_k"]) * _ceil(p["N"], p["base_n"]) + \
+    b_key = (s["chunk_k0"][ch] // p["base_k"]) * ceil_div(p["N"], p["base_n"]) + \
         t["c0"][s["tile"]][ch] // p["base_n"]
     a_bytes = rows[ch] * s["chunk_k"][ch] * ib
     b_bytes = np.array([b_tile_bytes(p, int(k), int(n)) for k, n in
@@ -151,7 +155,7 @@ def _emit_k_loop(b, chip, p, pl, core) -> dict[str, np.ndarray]:
     mv_b = b.transfer(step_core, Pipe.MTE1, "LoadData B -> L0B", Level.L1, Level.L0B,
                       l0b_bytes, seq + 4, task=s["tile"])
     mmad = b.mmad(step_core, "Mmad" + (" (sparse)" if sparse else ""), rows, cols,
-                  _ceil(s["ksize"], 2) if sparse else s["ksize"],
+                  ceil_div(s["ksize"], 2) if sparse else s["ksize"],
                   p["dtype_in"], seq + 5, task=s["tile"])
     chunk_of_step = np.cumsum(s["chunk_first"]) - 1
     _queue_deps(b, p, pl, ch, chunk_of_step, (ld_a, ld_b), (mv_a, mv_b), mmad, core)
@@ -183,7 +187,7 @@ def _emit_output(b, chip, p, pl, core, ids) -> np.ndarray:
     workspace = pl.grid.shape[2] > 1 and p["split_k_mode"] == "workspace"
     out_bytes = t["rows"] * t["cols"] * (4 if workspace else OUT_BYTES[p["dtype_out"]])
     seq = ids["seq"][last]
-    c_key = (t["r0"] // p["base_m"]) * _ceil(p["N"], p["base_n"]) + t["c0"] // p["base_n"]
+    c_key = (t["r0"] // p["base_m"]) * ceil_div(p["N"], p["base_n"]) + t["c0"] // p["base_n"]
     c_key = c_key * pl.grid.shape[2] + t["z"] if workspace else c_key
     region = b.regions_by_key(c_key, out_bytes)
     label = "Fixpipe -> workspace" if workspace else "Fixpipe C"

@@ -7,6 +7,7 @@ from hardware_presets.errors import InputError
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.formats import BYTES
 from kernels.common.params import ParamSpec, validate_params
+from kernels.common.sizes import ceil_div
 from kernels.gemm.grid import BALANCES, POLICIES
 
 #: the input and output precisions (widget order), bytes per element from the formats table
@@ -48,9 +49,6 @@ def default_base_k(dtype_in: str) -> int:
     return 32 * 1024 // (256 * IN_BYTES[dtype_in])
 
 
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
-
 
 def l1_bytes_needed(p: dict) -> int:
     """A and B chunks of depth_k K steps (B compressed when sparse) per L1 buffer, + bias."""
@@ -64,8 +62,8 @@ def b_tile_bytes(p: dict, k: int, n: int) -> int:
     """Bytes of a k x n block of B as stored: dense, or half the values plus 2-bit indices."""
     if p["sparsity"] == "dense":
         return k * n * IN_BYTES[p["dtype_in"]]
-    kept = _ceil(k, 2) * n
-    return kept * IN_BYTES[p["dtype_in"]] + _ceil(kept * 2, 8)
+    kept = ceil_div(k, 2) * n
+    return kept * IN_BYTES[p["dtype_in"]] + ceil_div(kept * 2, 8)
 
 
 def _check_support(chip: Chip, p: dict) -> None:
@@ -98,11 +96,11 @@ def _check_shapes(chip: Chip, p: dict) -> None:
         raise InputError("params.block_dim", p["block_dim"], f"1 to {cores} (cube cores of "
                          f"{chip.display_name})")
     for key, dim, base in (("grid_x", "M", "base_m"), ("grid_y", "N", "base_n")):
-        most = _ceil(p[dim], p[base])
+        most = ceil_div(p[dim], p[base])
         if p[key] > most:
             raise InputError(f"params.{key}", p[key], f"0 (auto) to {most}: {dim} / {base}")
-    if p["grid_z"] > _ceil(p["K"], p["base_k"]):
-        raise InputError("params.grid_z", p["grid_z"], f"1 to {_ceil(p['K'], p['base_k'])}: "
+    if p["grid_z"] > ceil_div(p["K"], p["base_k"]):
+        raise InputError("params.grid_z", p["grid_z"], f"1 to {ceil_div(p['K'], p['base_k'])}: "
                          "each split needs at least one K step (K / base_k)")
 
 
@@ -125,13 +123,13 @@ def buffer_use(chip: Chip, p: dict) -> dict[str, tuple[int, int, str, int]]:
 def instruction_count(p: dict) -> int:
     """Instructions of the K loop and the output path, counted without building anything:
     a huge shape is refused before per-step arrays are allocated."""
-    tiles = _ceil(p["M"], p["base_m"]) * _ceil(p["N"], p["base_n"])
+    tiles = ceil_div(p["M"], p["base_m"]) * ceil_div(p["N"], p["base_n"])
     bk, depth = p["base_k"], p["depth_k"]
-    kz = _ceil(_ceil(p["K"], p["grid_z"]), bk) * bk
-    layers = _ceil(p["K"], kz)
+    kz = ceil_div(ceil_div(p["K"], p["grid_z"]), bk) * bk
+    layers = ceil_div(p["K"], kz)
     last = p["K"] - (layers - 1) * kz
-    steps = (layers - 1) * (kz // bk) + _ceil(last, bk)
-    chunks = (layers - 1) * _ceil(kz // bk, depth) + _ceil(_ceil(last, bk), depth)
+    steps = (layers - 1) * (kz // bk) + ceil_div(last, bk)
+    chunks = (layers - 1) * ceil_div(kz // bk, depth) + ceil_div(ceil_div(last, bk), depth)
     return 3 * tiles * (steps + chunks + layers)
 
 

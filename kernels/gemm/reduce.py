@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets import Chip
-
-from kernels.gemm.params import OUT_BYTES
 from kernels.common.program import Level, Pipe, ProgramBuilder
 from kernels.common.tque import iteration_index, previous
+from kernels.gemm.params import OUT_BYTES
 
 
 def _slices(chip: Chip, p: dict, tiles: dict) -> dict[str, np.ndarray]:

@@ -13,16 +13,16 @@ from kernels.linear import numerics as n
 
 HERE = Path(__file__).parent
 RECORD = KernelRecord(
-    name=k.NAME, title_key="kernels.linear.title", params=k.PARAMS, check=k.check,
+    name=k.NAME, title_key="linear.title", params=k.PARAMS, check=k.check,
     build=k.build, timing_only=k.TIMING_ONLY,
     numerics=Numerics(n.make_inputs, n.execute, n.reference, n.error_bound,
                       n.unit_roundoff, n.output_elements),
     precision=lambda p: p["act_dtype"],
-    roofline_label=lambda p: ("kernels.linear.roofline_point",
+    roofline_label=lambda p: ("linear.roofline_point",
                               {"M": p["M"], "N": p["N"], "K": p["K"],
                                "dtype": p["weight_dtype"]}),
     advice=Advice(double_buffer=("advisor.tip.buffer_num", {"buffer_num": 2}),
                   block_cores="cube", l2_reuse=True),
-    explanation=("kernels.linear.explain", "kernels.linear.explain_w8a16"),
+    explanation=("linear.explain", "linear.explain_w8a16"),
     examples=HERE / "examples", locales=HERE / "locales",
 )

@@ -29,9 +29,9 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, Program, ProgramBuilder
+from kernels.common.sizes import ceil_div, round_up
 from kernels.common.tque import iteration_index, previous
 
 NAME = "linear"
@@ -78,9 +78,6 @@ def shape_of(p: dict) -> LinearShape:
                        p["buffer_num"])
 
 
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b) * b
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -112,7 +109,7 @@ def plan(chip: Chip, s: LinearShape) -> Plan:
         raise InputError("params.block_dim", s.block_dim,
                          f"0 (all) to {len(cubes)} (cube cores of {chip.display_name})")
     cores = cubes[:s.block_dim or None]
-    bm = min(_ceil(s.m, chip.cube_m0), 256)
+    bm = min(round_up(s.m, chip.cube_m0), 256)
     fits_c = [n for n in BASE_N if bm * n * 4 <= chip.l0c_bytes]
     if s.base_n:
         if s.base_n % chip.cube_n0 or bm * s.base_n * 4 > chip.l0c_bytes:
@@ -121,8 +118,8 @@ def plan(chip: Chip, s: LinearShape) -> Plan:
                              f"{chip.l0c_bytes:,}-byte L0C")
         bn = s.base_n
     else:  # the fewest columns per core, then the widest tile
-        bn = min(fits_c, key=lambda n: (-(-(-(-s.n // n)) // len(cores)) * n, -n))
-    kmax = _ceil(s.k, chip.cube_k0(s.act_dtype))
+        bn = min(fits_c, key=lambda n: (ceil_div(ceil_div(s.n, n), len(cores)) * n, -n))
+    kmax = round_up(s.k, chip.cube_k0(s.act_dtype))
     if s.base_k:
         if s.base_k % chip.cube_k0(s.act_dtype) or _l1_bytes(s, bm, bn, s.base_k) > chip.l1_bytes:
             raise InputError("params.base_k", s.base_k, "0 (auto) or a multiple of "
@@ -154,7 +151,7 @@ def check(chip: Chip, params: dict) -> dict:
     if g and (p["weight_dtype"] != "int8" or g % 32 or p["K"] % g):
         raise InputError("params.group_size", g, "0 (per channel), or with int8 weights a "
                          f"multiple of 32 dividing K = {p['K']}")
-    plan(chip, shape_of(p))
+    p["block_dim"] = len(plan(chip, shape_of(p)).cores)  # 0: all, resolved
     return p
 
 

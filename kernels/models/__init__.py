@@ -7,7 +7,7 @@ frozen, hashable `ModelShape`.
     >>> m.gqa_group
     8
     >>> model_from_dict({"layers": 2, "q_heads": 4, "kv_heads": 2, "head_dim": 8,
-    ...                  "hidden": 32, "params_B": 0.01}).kv_bytes_per_token("int8")  # 64 + 32 scale
+    ...                  "hidden": 32, "params_B": 0.01}).kv_bytes_per_token("int8")
     96
 
 KV bytes per token = 2 x layers x kv_heads x head_dim x bytes per element (K and V), plus
@@ -17,10 +17,25 @@ do. Imports only hardware_presets and the standard library.
 """
 from __future__ import annotations
 
-from .loader import (MODELS, list_models, load_model, load_model_text, model_from_dict,
-                     parse_model_document)
-from .schema import (KV_ALIASES, KV_DTYPES, KV_FORMATS, MODEL_FIELDS, WEIGHT_DTYPES, KVFormat,
-                     ModelShape, kv_format, weight_element_bytes)
+from .loader import (
+                     MODELS,
+                     list_models,
+                     load_model,
+                     load_model_text,
+                     model_from_dict,
+                     parse_model_document,
+)
+from .schema import (
+                     KV_ALIASES,
+                     KV_DTYPES,
+                     KV_FORMATS,
+                     MODEL_FIELDS,
+                     WEIGHT_DTYPES,
+                     KVFormat,
+                     ModelShape,
+                     kv_format,
+                     weight_element_bytes,
+)
 
 __all__ = [
     "KV_ALIASES", "KV_DTYPES", "KV_FORMATS", "KVFormat", "MODELS", "MODEL_FIELDS", "ModelShape",

@@ -16,8 +16,16 @@ from hardware_presets.errors import InputError
 from hardware_presets.schema import Provenance
 from hardware_presets.validate import check_value
 
-from .schema import (CONFIDENCES, META_KEYS, MODEL_FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS,
-                     SECTION, STATUSES, ModelShape)
+from .schema import (
+    CONFIDENCES,
+    META_KEYS,
+    MODEL_FIELDS,
+    OPTIONAL_FIELDS,
+    REQUIRED_FIELDS,
+    SECTION,
+    STATUSES,
+    ModelShape,
+)
 
 MODEL_DIR = Path(__file__).resolve().parent
 #: Shipped presets: name -> file in this folder.
@@ -116,7 +124,8 @@ def build_model(meta: Mapping, values: Mapping, provs: Mapping, origin: str, whe
     if q % kv:
         divisors = [d for d in range(1, q + 1) if q % d == 0]
         raise InputError(where("kv_heads"), kv, f"a divisor of q_heads = {q} (each KV head "
-                         "serves a whole GQA group of query heads): " + ", ".join(map(str, divisors)))
+                         "serves a whole GQA group of query heads): "
+                         + ", ".join(map(str, divisors)))
     width = values["head_dim"] * q
     if width != values["hidden"]:
         raise InputError(where("hidden"), values["hidden"],

@@ -70,7 +70,8 @@ class KVFormat:
     name: str
     element_bytes: int
     scales: str  # "" (float format), "token", "head" or "channel"
-    granularity: str  # the matching kernels.common.attention_math.stored_kv granularity ("" for floats)
+    # the matching kernels.common.attention_math.stored_kv granularity ("" for floats)
+    granularity: str
     storage: str  # the kernels.common.precision format name of the elements ("fp16", "int8", ...)
 
 

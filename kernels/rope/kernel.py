@@ -1,24 +1,25 @@
-"""RoPE (rotary position embedding, rotate-half / NeoX form as Llama and Qwen use it) on
-the query and key heads of every token, on the vector cores.
+"""RoPE (rotary position embedding, the rotate-half / NeoX form Llama and Qwen use) on the
+query and key heads of every token, on the vector cores.
 
 For a head of ``head_dim`` d and a token at position t, pair i < d/2 rotates by the angle
 t x theta^(-2i/d): out = x cos + rotate_half(x) sin, rotate_half(x) = (-x[d/2:], x[:d/2]),
-with cos and sin tables the host computes per position (fp32, as Ascend's
-RotaryPositionEmbedding takes them). Each tile holds whole heads of one token: CopyIn the
-heads and the token's cos / sin, Cast to fp32, Mul by cos, rotate_half (Muls -1 on one
-half and the half swap), Mul by sin, Add, Cast back, CopyOut in place (V is untouched).
+with cos and sin tables (fp32, one row of d per token) that the host computes from the
+positions. The q heads and the k heads are the two parts of the row-wise program
+(``kernels.common.rows``); a tile holds ``tile_rows`` tokens by whole heads of one part
+(a pair rotates within its head). Per tile: CopyIn the heads and the tokens' cos and sin,
+Cast to fp32, Mul by cos, rotate_half (Muls -1 on one half and the half swap), Mul by sin,
+Add, Cast back, CopyOut in place (V is not rotated).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-
 from kernels.common import rows as rw
-from kernels.common.formats import UNIT_ROUNDOFF, round_to
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Program, ProgramBuilder
 
@@ -29,137 +30,108 @@ PARAMS = rw.specs(64) + (
     ParamSpec("head_dim", int, 128, 16, 1024, unit="elements"),
     ParamSpec("rope_theta", float, 500000.0, 1.0, 1e9),
     ParamSpec("max_position", int, 8192, 1, 1 << 24, unit="tokens"),
+    ParamSpec("tile_heads", int, 0, 0, 1024, unit="heads (0 = auto)"),
 )
+TIMING_ONLY = rw.TIMING_ONLY | {"tile_heads"}
+#: fp32 bytes of one token's cos (or sin) row per element of head_dim
+TABLE_BYTES = 4
 
 
 @dataclass(frozen=True)
 class RopeShape:
+    """What the program needs: sizes, storage format and the tiling knobs (``block_dim``
+    0 = all vector cores, ``tile_rows`` 0 = one token, ``tile_heads`` 0 = auto)."""
+
     rows: int
     q_heads: int
     kv_heads: int
     head_dim: int
     dtype: str = "fp16"
-    rope_theta: float = 500000.0
     block_dim: int = 0
     buffer_num: int = 2
     tile_rows: int = 0
-    tile_cols: int = 0
+    tile_heads: int = 0
 
-    @property
-    def cols(self) -> int:
-        """Elements of one token's rotated heads (queries and keys)."""
-        return (self.q_heads + self.kv_heads) * self.head_dim
+    def widths(self) -> dict[str, int]:
+        """Elements per token of each rotated part."""
+        return {"q": self.q_heads * self.head_dim, "k": self.kv_heads * self.head_dim}
 
 
 def shape_of(p: dict) -> RopeShape:
+    """The typed shape of checked parameters."""
     return RopeShape(p["rows"], p["q_heads"], p["kv_heads"], p["head_dim"], p["dtype"],
-                     p["rope_theta"], p["block_dim"], p["buffer_num"], p["tile_rows"],
-                     p["tile_cols"])
+                     p["block_dim"], p["buffer_num"], p["tile_rows"], p["tile_heads"])
 
 
 def row_op(s: RopeShape) -> rw.RowOp:
-    e, f32, d = DTYPE_BYTES[s.dtype], "fp32", s.head_dim
+    """The per-tile instructions (a tile: r tokens by c elements of whole heads)."""
+    e, table = DTYPE_BYTES[s.dtype], TABLE_BYTES * s.head_dim
     return rw.RowOp(
-        inputs=(rw.Copy("CopyIn q, k", "qkv", e), rw.Copy("CopyIn cos", "cos", 0.0, 4.0 * d),
-                rw.Copy("CopyIn sin", "sin", 0.0, 4.0 * d)),
-        compute=(rw.Vector("Cast to fp32", f32), rw.Vector("Mul cos", f32),
-                 rw.Vector("rotate_half (Muls -1, swap)", f32, 1.5),
-                 rw.Vector("Mul sin", f32), rw.Vector("Add", f32), rw.Vector("Cast back", f32)),
-        outputs=(rw.Copy("CopyOut q, k", "qkv", e),),
-        scratch_per_elem=8.0)
+        inputs=(rw.Copy("CopyIn {part}", "qkv", e, queue="Cast to fp32"),
+                rw.Copy("CopyIn cos", "cos", 0.0, table, queue="Mul cos"),
+                rw.Copy("CopyIn sin", "sin", 0.0, table, queue="Mul sin")),
+        compute=(rw.Vector("Cast to fp32"), rw.Vector("Mul cos"),
+                 rw.Vector("Muls -1 (half)", 0.5), rw.Vector("rotate_half swap"),
+                 rw.Vector("Mul sin"), rw.Vector("Add"), rw.Vector("Cast back")),
+        outputs=(rw.Copy("CopyOut {part}", "qkv", e, queue="Cast back"),),
+        scratch_per_elem=12.0)  # fp32 x, rotate_half(x) and a product
 
 
-def tiling(chip: Chip, s: RopeShape) -> rw.Tiling:
-    """Whole heads per tile (a pair rotates within its head)."""
-    t = rw.tiling(chip, row_op(s), s.rows, s.cols, dtype=s.dtype, block_dim=s.block_dim,
-                  buffer_num=s.buffer_num, tile_rows=s.tile_rows, tile_cols=s.tile_cols)
-    heads = max(1, t.tile_cols // s.head_dim)
-    if s.tile_cols and s.tile_cols % s.head_dim:
-        raise InputError("params.tile_cols", s.tile_cols,
-                         f"0 (auto) or a multiple of head_dim = {s.head_dim} (whole heads)")
-    return rw.Tiling(t.rows, t.cols, t.tile_rows, min(heads * s.head_dim, s.cols),
-                     t.buffer_num, t.cores)
+def plan(chip: Chip, s: RopeShape, cores: Sequence[int] | None = None) -> rw.Tiles:
+    """Tiles of whole heads on the vector cores, refused when a tile does not fit UB."""
+    used = rw.vector_cores(chip, s.block_dim, cores)
+    rw.require_multiple("params.head_dim", s.head_dim, rw.align_elems(chip, s.dtype),
+                        f"whole {chip.ub_align_bytes}-byte DataCopy blocks of {s.dtype}")
+    if s.tile_rows > s.rows:
+        raise InputError("params.tile_rows", s.tile_rows, f"0 (one token) to rows = {s.rows}")
+    most = max(s.q_heads, s.kv_heads)
+    if s.tile_heads > most:
+        raise InputError("params.tile_heads", s.tile_heads, f"0 (auto) to {most} (the "
+                         "heads of the larger part)")
+    tile_rows, op = s.tile_rows or 1, row_op(s)
+    if s.tile_heads:
+        cols, field, value = s.tile_heads * s.head_dim, "params.tile_heads", s.tile_heads
+    else:
+        cols = rw.auto_cols(chip, op, tile_rows, s.rows, s.widths(), s.head_dim,
+                            s.buffer_num, len(used))
+        field, value = ("params.tile_rows", s.tile_rows) if s.tile_rows else \
+            ("params.head_dim", s.head_dim)
+    rw.check_fits(chip, op, tile_rows, cols, s.buffer_num, field, value)
+    return rw.grid(s.rows, tile_rows, s.widths(), cols, used, s.buffer_num)
 
 
 def check(chip: Chip, params: dict) -> dict:
+    """Validated parameters: block_dim within the chip's vector cores (0 = all, returned
+    as the count), whole DataCopy blocks per head, a tile of whole heads that fits UB."""
     p = validate_params(PARAMS, params)
-    if p["head_dim"] % 2:
-        raise InputError("params.head_dim", p["head_dim"], "an even number of elements")
-    tiling(chip, shape_of(p))
+    p["block_dim"] = len(plan(chip, shape_of(p)).cores)  # 0: all, resolved
     return p
 
 
 def instruction_count(chip: Chip, s: RopeShape) -> int:
-    return rw.instruction_count(row_op(s), tiling(chip, s))
+    return rw.instruction_count(row_op(s), plan(chip, s))
 
 
-def emit(b: ProgramBuilder, chip: Chip, s: RopeShape, nxt: int, *,
-         src: int | None = None) -> int:
-    """Emit RoPE (seq >= nxt; returns the next free seq), in place in the GM region
-    ``src`` of the QKV output when a projection wrote it (None: cold regions)."""
-    regions = {} if src is None else {"qkv": src}
-    return rw.emit(b, row_op(s), tiling(chip, s), nxt, regions=regions)
+def emit(b: ProgramBuilder, chip: Chip, s: RopeShape, nxt: int, *, src: int | None = None,
+         cores: Sequence[int] | None = None) -> int:
+    """Emit RoPE into ``b`` with every seq >= ``nxt``; returns the next free seq. In place
+    in the GM region ``src`` of the QKV output when a projection wrote it (None: a cold
+    region per tile, read and written back); cos and sin are one region per row block
+    (every tile of those tokens reads the same rows)."""
+    tiles = plan(chip, s, cores)
+    op = row_op(s)
+    head = op.inputs[0]
+    qkv = src if src is not None else b.regions(
+        np.ceil(tiles.rows * tiles.cols * head.per_elem).astype(np.int64))
+    _, first = np.unique(tiles.block, return_index=True)
+    block_bytes = tiles.rows[first] * TABLE_BYTES * s.head_dim
+    table = {name: b.regions(block_bytes)[tiles.block] for name in ("cos", "sin")}
+    return rw.emit(b, op, tiles, nxt, regions={"qkv": qkv, **table})
 
 
 def build(chip: Chip, params: dict) -> Program:
+    s = shape_of(check(chip, params))
     b = ProgramBuilder(NAME)
-    emit(b, chip, shape_of(check(chip, params)), 0)
+    emit(b, chip, s, 0)
     return b.build()
 
-
-# ---- numerics ----------------------------------------------------------------------------
-def _angles(positions: np.ndarray, head_dim: int, theta: float) -> np.ndarray:
-    """[tokens, head_dim / 2] rotation angles, in float64."""
-    inv_freq = theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
-    return positions[:, None].astype(np.float64) * inv_freq[None, :]
-
-
-def _rotate(x, cos, sin):
-    half = x.shape[-1] // 2
-    rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-    return x * cos + rot * sin, rot
-
-
-def make_inputs(p: dict, rng) -> dict:
-    heads = p["q_heads"] + p["kv_heads"]
-    rows = rw.verified_rows(p["rows"], heads * p["head_dim"])
-    x = round_to(rng.standard_normal((rows, heads, p["head_dim"])) * 2.0, p["dtype"])
-    positions = rng.integers(0, p["max_position"], rows)
-    return {"x": x, "positions": positions, "theta": p["rope_theta"]}
-
-
-def _tables(inputs: dict, dtype) -> tuple[np.ndarray, np.ndarray]:
-    ang = _angles(inputs["positions"], inputs["x"].shape[-1], inputs["theta"])
-    full = np.concatenate([ang, ang], axis=-1)[:, None, :]
-    return np.cos(full).astype(dtype), np.sin(full).astype(dtype)
-
-
-def execute(p: dict, inputs: dict) -> dict:
-    """fp32 tables and arithmetic after the Cast, one rounding on the way out."""
-    cos, sin = _tables(inputs, np.float32)
-    out, _ = _rotate(inputs["x"].astype(np.float32), cos, sin)
-    return {"y": round_to(out, p["dtype"]).reshape(len(out), -1)}
-
-
-def reference(inputs: dict) -> dict:
-    cos, sin = _tables(inputs, np.float64)
-    out, _ = _rotate(inputs["x"].astype(np.float64), cos, sin)
-    return {"y": out.reshape(len(out), -1)}
-
-
-def unit_roundoff(p: dict) -> float:
-    return UNIT_ROUNDOFF[p["dtype"]]
-
-
-def error_bound(p: dict, inputs: dict, ref: np.ndarray) -> np.ndarray:
-    """The output's rounding (u of the format x |ref|) plus the fp32 work, relative to
-    |x cos| + |rot(x) sin|: the tables' rounding (1 u32 each), two products and the sum."""
-    cos, sin = _tables(inputs, np.float64)
-    x = inputs["x"].astype(np.float64)
-    _, rot = _rotate(x, cos, sin)
-    mag = (np.abs(x * cos) + np.abs(rot * sin)).reshape(len(x), -1)
-    return UNIT_ROUNDOFF[p["dtype"]] * np.abs(ref) + 4 * UNIT_ROUNDOFF["fp32"] * mag + 2.0 ** -24
-
-
-def output_elements(p: dict) -> int:
-    return p["rows"] * (p["q_heads"] + p["kv_heads"]) * p["head_dim"]

@@ -22,14 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets import Chip
-
 from kernels.common.cycles import gm_read_cycles, vector_cycles
-from kernels.decode.params import FP32, kv_bytes, schedule, token_scale_bytes, vector_cores
-from kernels.models import ModelShape
 from kernels.common.program import Level, Pipe, ProgramBuilder, VClass
 from kernels.common.scheduling import assign, core_order
-from kernels.sparse.policies import budget, keep_count
 from kernels.common.tque import iteration_index, previous
+from kernels.decode.params import FP32, kv_bytes, schedule, token_scale_bytes, vector_cores
+from kernels.models import ModelShape
+from kernels.sparse.policies import budget, keep_count
 
 COMPRESSING = ("norm_high", "norm_low", "h2o", "random")
 ISSUE_CYCLES_PER_ROW = 12  # scalar cost of issuing one DataCopy (CANN data_copy sample, M)

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets.errors import InputError
-
 from kernels.common.budget import check_array_bytes
 
 MAX_FILE_BYTES = 64 << 20

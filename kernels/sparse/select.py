@@ -17,13 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets import Chip
-
 from kernels.common.cycles import gm_read_cycles
-from kernels.decode.params import FP32, kv_bytes, schedule, vector_cores
-from kernels.sparse.compress import kept_counts, sort_words
-from kernels.models import ModelShape
 from kernels.common.program import Level, Pipe, ProgramBuilder, VClass
 from kernels.common.scheduling import assign, core_order
+from kernels.decode.params import FP32, kv_bytes, schedule, vector_cores
+from kernels.models import ModelShape
+from kernels.sparse.compress import kept_counts, sort_words
 
 STAGES = 4
 

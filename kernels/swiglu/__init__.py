@@ -1,24 +1,29 @@
-"""SwiGLU, silu(gate) x up, on the vector cores, as a kernel of its own and as the decode layer's MLP activation (kernels.decode.layer): parameters, the program (a row-wise kernel of kernels.common.rows), the typed
-shape and numerics against float64 live in ``kernel``; ``RECORD`` describes it;
-``locales`` and ``examples`` hold its messages and gallery scenarios."""
+"""SwiGLU, silu(gate) x up, on the vector cores, as a kernel of its own and as a piece of
+a bigger program (the decode layer's MLP activation chains it with ``kernel.emit``). This
+package owns SwiGLU's parameters, typed shape and program (``kernel``: a row-wise op of
+``kernels.common.rows``), its arithmetic against float64 (``numerics``), its messages
+(``locales``) and its gallery scenario (``examples``). ``RECORD`` describes it to the
+layers above."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from kernels.common import rows as rw
 from kernels.common.record import Advice, KernelRecord, Numerics
 from kernels.swiglu import kernel as k
+from kernels.swiglu import numerics as num
 
 HERE = Path(__file__).parent
 RECORD = KernelRecord(
-    name=k.NAME, title_key="kernels.swiglu.title", params=k.PARAMS, check=k.check,
-    build=k.build, timing_only=rw.TIMING_ONLY,
-    numerics=Numerics(k.make_inputs, k.execute, k.reference, k.error_bound,
-                      k.unit_roundoff, k.output_elements),
+    name=k.NAME, title_key="swiglu.title", params=k.PARAMS, check=k.check, build=k.build,
+    timing_only=k.TIMING_ONLY,
+    numerics=Numerics(num.make_inputs, num.execute, num.reference, num.error_bound,
+                      num.unit_roundoff, num.output_elements),
     precision=lambda p: "fp32",
-    roofline_label=lambda p: ("kernels.swiglu.roofline_point", {"rows": p["rows"], "intermediate": p["intermediate"]}),
+    roofline_label=lambda p: ("swiglu.roofline_point",
+                              {"rows": p["rows"], "intermediate": p["intermediate"],
+                               "dtype": p["dtype"]}),
     advice=Advice(double_buffer=("advisor.tip.buffer_num", {"buffer_num": 2}),
                   block_cores="vector", tile_param="tile_cols"),
-    explanation=("kernels.swiglu.explain",),
+    explanation=("swiglu.explain.stages", "swiglu.explain.numerics"),
     examples=HERE / "examples", locales=HERE / "locales",
 )

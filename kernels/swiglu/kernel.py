@@ -1,31 +1,35 @@
 """SwiGLU, out = silu(gate) x up with silu(g) = g / (1 + exp(-g)), on the vector cores.
 
 The gate/up projection writes one fused tensor of 2 x intermediate elements per token
-(gate then up, as CANN's fused SwiGlu reads it); each tile takes a column chunk of both
-halves: CopyIn gate and up, Cast to fp32, Muls -1, Exp (the special-function rate), Adds 1,
-Div, Mul by up, Cast back, CopyOut.
+(gate then up, as CANN's fused SwiGlu reads it); each tile takes ``tile_rows`` tokens by a
+column chunk of both halves (``kernels.common.rows``): CopyIn gate and up, Cast each to
+fp32, Muls -1, Exp (the special-function rate), Adds 1, Div, Mul by up, Cast back,
+CopyOut. A chunk may end in a tail that is not a whole DataCopy block (DataCopyPad).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from hardware_presets import Chip
-
+from hardware_presets.errors import InputError
 from kernels.common import rows as rw
-from kernels.common.formats import UNIT_ROUNDOFF, round_to
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Program, ProgramBuilder, VClass
 
 NAME = "swiglu"
 PARAMS = rw.specs(64) + (
     ParamSpec("intermediate", int, 28672, 16, 1 << 20, unit="elements", log_scale=True),
+    ParamSpec("tile_cols", int, 0, 0, 1 << 20, unit="elements (0 = auto)"),
 )
+TIMING_ONLY = rw.TIMING_ONLY | {"tile_cols"}
 
 
 @dataclass(frozen=True)
 class SwiGLUShape:
+    """What the program needs: sizes, storage format and the tiling knobs (``block_dim``
+    0 = all vector cores, ``tile_rows`` 0 = one token, ``tile_cols`` 0 = auto)."""
+
     rows: int
     intermediate: int
     dtype: str = "fp16"
@@ -36,85 +40,69 @@ class SwiGLUShape:
 
 
 def shape_of(p: dict) -> SwiGLUShape:
+    """The typed shape of checked parameters."""
     return SwiGLUShape(p["rows"], p["intermediate"], p["dtype"], p["block_dim"],
                        p["buffer_num"], p["tile_rows"], p["tile_cols"])
 
 
 def row_op(s: SwiGLUShape) -> rw.RowOp:
-    e, f32 = DTYPE_BYTES[s.dtype], "fp32"
+    """The per-tile instructions (a tile: r tokens by c elements of each half)."""
+    e = DTYPE_BYTES[s.dtype]
     return rw.RowOp(
-        inputs=(rw.Copy("CopyIn gate", "gate_up", e), rw.Copy("CopyIn up", "gate_up", e)),
-        compute=(rw.Vector("Cast to fp32", f32, 2.0), rw.Vector("Muls -1", f32),
-                 rw.Vector("Exp", f32, vclass=VClass.SPECIAL), rw.Vector("Adds 1", f32),
-                 rw.Vector("Div", f32, vclass=VClass.SPECIAL), rw.Vector("Mul up", f32),
-                 rw.Vector("Cast back", f32)),
-        outputs=(rw.Copy("CopyOut out", "out", e),),
+        inputs=(rw.Copy("CopyIn gate", "gate_up", e, queue="Cast gate"),
+                rw.Copy("CopyIn up", "gate_up", e, queue="Cast up")),
+        compute=(rw.Vector("Cast gate"), rw.Vector("Cast up"), rw.Vector("Muls -1"),
+                 rw.Vector("Exp", vclass=VClass.SPECIAL), rw.Vector("Adds 1"),
+                 rw.Vector("Div", vclass=VClass.SPECIAL), rw.Vector("Mul up"),
+                 rw.Vector("Cast back")),
+        outputs=(rw.Copy("CopyOut out", "out", e, queue="Cast back"),),
         scratch_per_elem=12.0)  # fp32 gate, up and the sigmoid
 
 
-def tiling(chip: Chip, s: SwiGLUShape) -> rw.Tiling:
-    return rw.tiling(chip, row_op(s), s.rows, s.intermediate, dtype=s.dtype,
-                     block_dim=s.block_dim, buffer_num=s.buffer_num, tile_rows=s.tile_rows,
-                     tile_cols=s.tile_cols)
+def plan(chip: Chip, s: SwiGLUShape, cores: Sequence[int] | None = None) -> rw.Tiles:
+    """Tiles of column chunks on the vector cores, refused when a tile does not fit UB."""
+    used = rw.vector_cores(chip, s.block_dim, cores)
+    if s.tile_rows > s.rows:
+        raise InputError("params.tile_rows", s.tile_rows, f"0 (one token) to rows = {s.rows}")
+    unit = rw.align_elems(chip, s.dtype)
+    tile_rows, op, widths = s.tile_rows or 1, row_op(s), {"out": s.intermediate}
+    if s.tile_cols:
+        if s.tile_cols > s.intermediate:
+            raise InputError("params.tile_cols", s.tile_cols,
+                             f"0 (auto) to intermediate = {s.intermediate}")
+        rw.require_multiple("params.tile_cols", s.tile_cols, unit,
+                            f"whole {chip.ub_align_bytes}-byte DataCopy blocks of {s.dtype}")
+        cols, field, value = s.tile_cols, "params.tile_cols", s.tile_cols
+    else:
+        cols = rw.auto_cols(chip, op, tile_rows, s.rows, widths, unit, s.buffer_num, len(used))
+        field, value = "params.tile_rows", s.tile_rows
+    rw.check_fits(chip, op, tile_rows, cols, s.buffer_num, field, value)
+    return rw.grid(s.rows, tile_rows, widths, cols, used, s.buffer_num)
 
 
 def check(chip: Chip, params: dict) -> dict:
+    """Validated parameters: block_dim within the chip's vector cores (0 = all, returned
+    as the count), a column chunk in whole DataCopy blocks, a tile that fits UB."""
     p = validate_params(PARAMS, params)
-    tiling(chip, shape_of(p))
+    p["block_dim"] = len(plan(chip, shape_of(p)).cores)  # 0: all, resolved
     return p
 
 
 def instruction_count(chip: Chip, s: SwiGLUShape) -> int:
-    return rw.instruction_count(row_op(s), tiling(chip, s))
+    return rw.instruction_count(row_op(s), plan(chip, s))
 
 
 def emit(b: ProgramBuilder, chip: Chip, s: SwiGLUShape, nxt: int, *, src: int | None = None,
-         dst: int | None = None) -> int:
-    """Emit SwiGLU (seq >= nxt; returns the next free seq); ``src`` / ``dst``: the GM
-    regions of the fused gate/up tensor and of the output (None: cold regions)."""
+         dst: int | None = None, cores: Sequence[int] | None = None) -> int:
+    """Emit SwiGLU into ``b`` with every seq >= ``nxt``; returns the next free seq.
+    ``src`` / ``dst``: the GM regions of the fused gate/up tensor and of the output when
+    neighbouring ops write / read them (None: a cold region per tile)."""
     regions = {k: v for k, v in (("gate_up", src), ("out", dst)) if v is not None}
-    return rw.emit(b, row_op(s), tiling(chip, s), nxt, regions=regions)
+    return rw.emit(b, row_op(s), plan(chip, s, cores), nxt, regions=regions)
 
 
 def build(chip: Chip, params: dict) -> Program:
+    s = shape_of(check(chip, params))
     b = ProgramBuilder(NAME)
-    emit(b, chip, shape_of(check(chip, params)), 0)
+    emit(b, chip, s, 0)
     return b.build()
-
-
-# ---- numerics ----------------------------------------------------------------------------
-def make_inputs(p: dict, rng) -> dict:
-    rows = rw.verified_rows(p["rows"], 2 * p["intermediate"])
-    gate, up = (round_to(rng.standard_normal((rows, p["intermediate"])) * 3.0, p["dtype"])
-                for _ in "gu")
-    return {"gate": gate, "up": up}
-
-
-def execute(p: dict, inputs: dict) -> dict:
-    """fp32 after the Cast, one rounding per vector op; exp(-g) overflowing to inf gives
-    silu = -0, as the hardware's Exp saturates."""
-    g = inputs["gate"].astype(np.float32)
-    with np.errstate(over="ignore"):
-        silu = g / (np.float32(1.0) + np.exp(-g))
-    return {"out": round_to(silu * inputs["up"].astype(np.float32), p["dtype"])}
-
-
-def reference(inputs: dict) -> dict:
-    g = inputs["gate"].astype(np.float64)
-    with np.errstate(over="ignore"):
-        return {"out": g / (1.0 + np.exp(-g)) * inputs["up"].astype(np.float64)}
-
-
-def unit_roundoff(p: dict) -> float:
-    return UNIT_ROUNDOFF[p["dtype"]]
-
-
-def error_bound(p: dict, inputs: dict, ref: np.ndarray) -> np.ndarray:
-    """The output's rounding plus the fp32 work relative to |ref|: Exp within 4 ulp
-    (numpy's float32 exp, as the vector unit's special-function accuracy is not public:
-    an assumption), the add, the division and the multiply: 8 u32; plus a subnormal step."""
-    return (UNIT_ROUNDOFF[p["dtype"]] + 8 * UNIT_ROUNDOFF["fp32"]) * np.abs(ref) + 2.0 ** -24
-
-
-def output_elements(p: dict) -> int:
-    return p["rows"] * p["intermediate"]

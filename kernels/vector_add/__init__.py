@@ -3,8 +3,8 @@ CopyOut pipeline with TQue double buffering, its parameters, program and numeric
 (``kernel``). ``RECORD`` describes it."""
 from __future__ import annotations
 
-from kernels.vector_add import kernel as va
 from kernels.common.record import Advice, KernelRecord, Numerics
+from kernels.vector_add import kernel as va
 
 RECORD = KernelRecord(
     name=va.NAME, title_key="nav.vector_add", params=va.PARAMS, check=va.check,

@@ -28,8 +28,14 @@ from pathlib import Path
 import pytest
 
 from tests import app_server
-from tests.browser import (CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, DEADLINE_MS, new_context,
-                           screenshot)
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    CHROMIUM_MISSING,
+    DEADLINE_MS,
+    new_context,
+    screenshot,
+)
 
 _HERE = Path(__file__).resolve().parent
 

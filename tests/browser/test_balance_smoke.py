@@ -3,8 +3,17 @@ decode-kernel example emulates every policy and redraws, the URL follows, and no
 raises. Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (CHART, assert_chinese, exception_texts, open_app, open_rendered,
-                           rerun, screenshot, wait_for_change, wait_for_charts)
+from tests.browser import (
+    CHART,
+    assert_chinese,
+    exception_texts,
+    open_app,
+    open_rendered,
+    rerun,
+    screenshot,
+    wait_for_change,
+    wait_for_charts,
+)
 
 
 def _loads_chart(page) -> str:

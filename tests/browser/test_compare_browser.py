@@ -3,8 +3,16 @@ button fills both sides and redraws both timelines on one time axis, the URL fol
 and nothing raises. Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (CHART, PLOT, assert_chinese, assert_clean, open_rendered, rerun,
-                           wait_for_change, wait_for_charts)
+from tests.browser import (
+    CHART,
+    PLOT,
+    assert_chinese,
+    assert_clean,
+    open_rendered,
+    rerun,
+    wait_for_change,
+    wait_for_charts,
+)
 
 
 def _timelines(page) -> str:

@@ -4,8 +4,16 @@ shared link reopens the same scenario, and nothing raises. Screenshots in Englis
 Chinese land in test-output/ for a human look."""
 from __future__ import annotations
 
-from tests.browser import (CHART, assert_chinese, exception_texts, open_app, open_rendered,
-                           rerun, screenshot, wait_for_charts)
+from tests.browser import (
+    CHART,
+    assert_chinese,
+    exception_texts,
+    open_app,
+    open_rendered,
+    rerun,
+    screenshot,
+    wait_for_charts,
+)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 

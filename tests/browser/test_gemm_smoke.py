@@ -4,9 +4,19 @@ nothing raises. Screenshots in English and Chinese land in test-output/ for a hu
 """
 from __future__ import annotations
 
-from tests.browser import (CHART, PLOT, assert_chinese, exception_texts, microseconds,
-                           open_app, open_rendered, rerun, screenshot, wait_for_change,
-                           wait_for_charts)
+from tests.browser import (
+    CHART,
+    PLOT,
+    assert_chinese,
+    exception_texts,
+    microseconds,
+    open_app,
+    open_rendered,
+    rerun,
+    screenshot,
+    wait_for_change,
+    wait_for_charts,
+)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 CHARTS_PER_RUN = 7  # task grid, timeline, roofline, ratios, traffic, load balance, bandwidth

@@ -2,8 +2,15 @@
 kernel redraws them and lands in the URL, a shared link reopens it, nothing raises."""
 from __future__ import annotations
 
-from tests.browser import (CHART, exception_texts, open_app, rerun, screenshot,
-                           wait_for_change, wait_for_charts)
+from tests.browser import (
+    CHART,
+    exception_texts,
+    open_app,
+    rerun,
+    screenshot,
+    wait_for_change,
+    wait_for_charts,
+)
 
 
 def test_precision_page_switches_kernel_and_reopens(app_url, page):

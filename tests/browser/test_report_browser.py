@@ -4,8 +4,16 @@ restores its scenario (through the URL) or, on another kernel's page, says why n
 Screenshots land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (OUTPUT_DIR, exception_texts, new_context, open_app, rerun,
-                           screenshot, wait_for_charts, wait_for_url)
+from tests.browser import (
+    OUTPUT_DIR,
+    exception_texts,
+    new_context,
+    open_app,
+    rerun,
+    screenshot,
+    wait_for_charts,
+    wait_for_url,
+)
 
 FIGURE = ".plotly-graph-div"
 UPLOAD = '[data-testid="stFileUploaderDropzoneInput"][accept*=".html"]'  # ours

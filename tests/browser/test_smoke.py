@@ -5,8 +5,18 @@ of both pages (English and Chinese) land in test-output/ for a human look.
 from __future__ import annotations
 
 import hardware_presets as hp
-from tests.browser import (PLOT, assert_chinese, assert_clean, exception_texts, microseconds,
-                           open_app, open_rendered, rerun, screenshot, wait_for_charts)
+from tests.browser import (
+    PLOT,
+    assert_chinese,
+    assert_clean,
+    exception_texts,
+    microseconds,
+    open_app,
+    open_rendered,
+    rerun,
+    screenshot,
+    wait_for_charts,
+)
 
 METRIC_VALUE = '[data-testid="stMetricValue"]'
 

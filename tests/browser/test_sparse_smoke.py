@@ -3,8 +3,15 @@ step draw, an example button changes the scenario and the URL, nothing raises; E
 and Chinese screenshots land in test-output/."""
 from __future__ import annotations
 
-from tests.browser import (assert_chinese, exception_texts, open_app, open_rendered, rerun,
-                           screenshot, wait_for_charts)
+from tests.browser import (
+    assert_chinese,
+    exception_texts,
+    open_app,
+    open_rendered,
+    rerun,
+    screenshot,
+    wait_for_charts,
+)
 
 
 def test_sparse_page_example_changes_the_scenario(app_url, page):

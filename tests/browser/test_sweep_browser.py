@@ -5,8 +5,17 @@ Screenshots in English and Chinese land in test-output/."""
 from __future__ import annotations
 
 from explorer.core.i18n import t
-from tests.browser import (CHART, assert_chinese, exception_texts, open_app, rerun, screenshot,
-                           wait_for_change, wait_for_charts, wait_for_text_drawn)
+from tests.browser import (
+    CHART,
+    assert_chinese,
+    exception_texts,
+    open_app,
+    rerun,
+    screenshot,
+    wait_for_change,
+    wait_for_charts,
+    wait_for_text_drawn,
+)
 
 GRID = "x=tile&xv=1024:4096:*2&y=chip.ub_KiB&yv=16,192"
 SUMMARY = "6 scenarios: 2 refused"

@@ -14,7 +14,8 @@ DESCRIBE_CHARS = 400
 def _short(value: object) -> str:
     """A readable, bounded description of a payload (huge texts and bytes abbreviated)."""
     if isinstance(value, (str, bytes)) and len(value) > 120:
-        return f"{value[:100]!r}... ({len(value):,} {'bytes' if isinstance(value, bytes) else 'chars'})"
+        unit = "bytes" if isinstance(value, bytes) else "chars"
+        return f"{value[:100]!r}... ({len(value):,} {unit})"
     if isinstance(value, int) and value.bit_length() > 128:
         return f"<int of {len(str(value)) if value.bit_length() < 14000 else 'many'} digits>"
     if isinstance(value, dict):

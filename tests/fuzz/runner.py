@@ -6,9 +6,10 @@ plus ``memory_bytes`` (RLIMIT_AS: numba and LLVM reserve far more address space 
 touch, so a fixed cap would refuse the warm-up itself). A case that runs past ``timeout``
 of CPU time (or three times that of wall-clock time, for a case that blocks) is a
 ``hang``: counting CPU time keeps a loaded machine from turning slow cases into hangs.
-Workers run with one BLAS thread each (the workers are the parallelism). A worker that dies is an ``oom`` (the limit's usual way of killing). Either
-way the worker is replaced. Before a hung worker is killed, faulthandler dumps its stack,
-so a hang is reported with the line it was stuck on.
+Workers run with one BLAS thread each (the workers are the parallelism). A worker that
+dies is an ``oom`` (the limit's usual way of killing). Either way the worker is replaced.
+Before a hung worker is killed, faulthandler dumps its stack, so a hang is reported with
+the line it was stuck on.
 """
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from explorer.core.sweep_exec import BLAS_THREADS
-
 from tests.waiting import poll_until
 
 from . import targets

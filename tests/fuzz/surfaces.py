@@ -18,8 +18,7 @@ import hardware_presets as hp
 import kernels
 from explorer.core.metrics import METRICS
 
-from .strategies import (EXTREME_NUMBERS, ROOT, deep_text, documents, junk, texts, to_text,
-                         weighted)
+from .strategies import EXTREME_NUMBERS, ROOT, deep_text, documents, junk, texts, to_text, weighted
 
 COMMANDS = ("run", "validate", "sweep", "compare", "report")
 #: literals a hand-edited chip or model file may hold in place of a number

@@ -15,8 +15,8 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels.common.cycles import mmad_cycles, vector_cycles
 from hardware_presets.fields import DMA_PATHS
+from kernels.common.cycles import mmad_cycles, vector_cycles
 from kernels.common.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program
 
 GM_NONE, GM_READ, GM_WRITE = 0, 1, 2

@@ -21,7 +21,7 @@ from collections import OrderedDict, defaultdict, deque
 
 import numpy as np
 
-from .cost import GM_READ, GM_WRITE, POOL_HBM, POOL_L2
+from .cost import GM_WRITE, POOL_HBM, POOL_L2
 from .lowering import EPS_NS, TOL_BYTES, EngineInput
 from .schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST, Schedule
 

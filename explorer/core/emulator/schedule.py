@@ -21,7 +21,7 @@ class Schedule:
     segments: np.ndarray  # rows (t0_ns, t1_ns, hbm_bytes_per_ns, l2_bytes_per_ns)
 
     @classmethod
-    def from_internal(cls, inp, start, end, served, segments) -> "Schedule":
+    def from_internal(cls, inp, start, end, served, segments) -> Schedule:
         """Map arrays indexed by internal (lane-ordered) id back to program ids."""
         n = len(inp.order)
         issued = np.where(inp.gm != 0, start + inp.issue_ns, end)  # issue never waits

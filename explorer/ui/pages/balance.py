@@ -17,8 +17,10 @@ import streamlit as st
 
 from explorer.core.scheduling import CYCLES_PER_TASK, CYCLES_PER_TOKEN
 from explorer.plots.balance import policy_name
-from explorer.ui import balance_controls as controls, balance_explain as explain
-from explorer.ui import balance_view as view, state, widgets
+from explorer.ui import balance_controls as controls
+from explorer.ui import balance_explain as explain
+from explorer.ui import balance_view as view
+from explorer.ui import state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 

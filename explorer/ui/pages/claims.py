@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import claims_view as view, errors, state, widgets
+from explorer.ui import claims_view as view
+from explorer.ui import errors, state, widgets
 
 
 def main() -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import compare_controls as controls, compare_view as view, errors, state
-from explorer.ui import widgets
+from explorer.ui import compare_controls as controls
+from explorer.ui import compare_view as view
+from explorer.ui import errors, state, widgets
 from hardware_presets.errors import InputError
 
 

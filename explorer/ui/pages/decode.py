@@ -17,11 +17,19 @@ import numpy as np
 import streamlit as st
 
 from explorer.core import Scenario
-from explorer.ui import advisor_view
-from explorer.ui import decode_controls, decode_explain, decode_view, run_view, state, widgets
+from explorer.ui import (
+    advisor_view,
+    decode_controls,
+    decode_explain,
+    decode_view,
+    run_view,
+    state,
+    widgets,
+)
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.decode import kernel as decode
+
 
 def _checked(chip: Chip, params: dict) -> dict | None:
     """The parameters with every auto value resolved, or None after showing why not."""

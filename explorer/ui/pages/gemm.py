@@ -12,8 +12,16 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.core import Scenario
-from explorer.ui import (advisor_view, errors, gemm_controls, gemm_explain, gemm_view, run_view,
-                         state, widgets)
+from explorer.ui import (
+    advisor_view,
+    errors,
+    gemm_controls,
+    gemm_explain,
+    gemm_view,
+    run_view,
+    state,
+    widgets,
+)
 from hardware_presets.errors import InputError
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import errors, generic_kernel as generic, state, widgets
+from explorer.ui import errors, state, widgets
+from explorer.ui import generic_kernel as generic
 
 
 def main() -> None:

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import errors, precision_controls, precision_explain, precision_view, state
-from explorer.ui import widgets
+from explorer.ui import (
+    errors,
+    precision_controls,
+    precision_explain,
+    precision_view,
+    state,
+    widgets,
+)
 from hardware_presets.errors import InputError
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.ui import advisor_view, state, widgets
-from explorer.ui import sparse_controls as controls, sparse_explain as explain
+from explorer.ui import sparse_controls as controls
+from explorer.ui import sparse_explain as explain
 from explorer.ui import sparse_view as view
 from hardware_presets import Chip
 from hardware_presets.errors import InputError

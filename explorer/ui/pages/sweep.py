@@ -13,7 +13,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.ui import errors, state, widgets
-from explorer.ui import sweep_controls as controls, sweep_view as view
+from explorer.ui import sweep_controls as controls
+from explorer.ui import sweep_view as view
 
 
 def _explain() -> None:

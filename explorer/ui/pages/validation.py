@@ -11,7 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.core.validation.cases import MODEL_VERSION
-from explorer.ui import state, validation_view as view, widgets
+from explorer.ui import state, widgets
+from explorer.ui import validation_view as view
 
 
 def main() -> None:
