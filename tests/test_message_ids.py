@@ -1017,10 +1017,6 @@ def test_every_row_of_example_buttons_is_resolved():
     assert prefixes == set(_example_rows()), prefixes ^ set(_example_rows())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "explorer/ui/kernel_pages.py: the decode KernelPage passes its first knob "
-    "('batch', '1:16:*2') positionally, so it lands in label_prefixes (a tuple, no .get) and "
-    "first_knob stays None; fix it there (first_knob=...), then remove this mark"))
 def test_kernel_pages_build_their_parameter_labels():
     assert not _broken_pages(), _broken_pages()
 

@@ -43,10 +43,12 @@ class KernelPage:
 PAGES: dict[str, KernelPage] = {p.kernel: p for p in (
     KernelPage("vector_add", "vector_add", playground.PREFIX,
                first_knob=("n", "65536:4194304:*4")),
-    KernelPage("gemm", "gemm", gemm_controls.PREFIX, label_prefixes={"block_dim": "ui.gemm.param"},
-               first_knob=("M", "512:4096:512")),
+    KernelPage("gemm", "gemm", gemm_controls.PREFIX,
+               label_prefixes={"block_dim": "ui.gemm.param"}, first_knob=("M", "512:4096:512")),
     KernelPage("decode", "decode", decode_controls.PREFIX, decode_controls.UI_DEFAULTS,
-               "ui.decode.param", ("batch", "1:16:*2")),
+               label_prefix="ui.decode.param", first_knob=("batch", "1:16:*2"),
+               label_prefixes=dict.fromkeys(("sparse", "keep_ratio", "sinks", "window",
+                                             "page_size", "compress_every"), "ui.sparse.param")),
 )}
 
 
