@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import hardware_presets
-from explorer.core.emulator.cost import GM_READ, GM_WRITE, Costs, compute_costs
+from explorer.core.emulator.cost import GM_NONE, GM_READ, Costs, compute_costs
 from explorer.core.emulator.engine import run
 from explorer.core.emulator.lowering import EPS_NS, TOL_BYTES
 from explorer.core.emulator.schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST, Schedule
@@ -88,11 +88,12 @@ def assert_twins(program: Program, chip) -> tuple[Schedule, Schedule]:
 
 # ---- invariants ----------------------------------------------------------------------------
 def served_bytes(program: Program, costs: Costs, schedule: Schedule) -> tuple[float, float]:
-    """Bytes the HBM pool and the L2 pool must move: HBM-served reads plus all writes, and
-    L2-served reads (multicast joiners move nothing)."""
+    """Bytes the HBM pool and the L2 pool must move: GM copies served by each (a write to a
+    region resident in L2 stays there; multicast joiners move nothing)."""
     nbytes = program.cols["nbytes"].astype(float)
-    hbm = ((costs.gm == GM_READ) & (schedule.served == SERVED_HBM)) | (costs.gm == GM_WRITE)
-    l2 = (costs.gm == GM_READ) & (schedule.served == SERVED_L2)
+    gm = costs.gm != GM_NONE
+    hbm = gm & (schedule.served == SERVED_HBM)
+    l2 = gm & (schedule.served == SERVED_L2)
     return float(nbytes[hbm].sum()), float(nbytes[l2].sum())
 
 
@@ -105,9 +106,9 @@ def min_durations(program: Program, chip, costs: Costs, schedule: Schedule) -> n
     nbytes = c["nbytes"].astype(float)
     hbm_rate = np.minimum(costs.cap_hbm, chip.hbm_bytes_per_ns)
     l2_rate = np.minimum(costs.cap_l2, chip.l2_bytes_per_ns)
-    flows_hbm = (costs.gm == GM_WRITE) | ((costs.gm == GM_READ) &
-                                          (schedule.served == SERVED_HBM))
-    flows_l2 = (costs.gm == GM_READ) & (schedule.served == SERVED_L2)
+    gm = costs.gm != GM_NONE
+    flows_hbm = gm & (schedule.served == SERVED_HBM)
+    flows_l2 = gm & (schedule.served == SERVED_L2)
     dur[flows_hbm] += nbytes[flows_hbm] / hbm_rate[flows_hbm]
     dur[flows_l2] += nbytes[flows_l2] / l2_rate[flows_l2]
     dur[c["kind"] == Kind.BARRIER] = costs.sync_ns

@@ -169,15 +169,16 @@ def grid(rows: int, tile_rows: int, widths: Mapping[str, int], tile_cols: int,
 def auto_cols(chip: Chip, op: RowOp, tile_rows: int, rows: int, widths: Mapping[str, int],
               unit: int, buffer_num: int, n_cores: int) -> int:
     """The column chunk (a multiple of ``unit``) when the user leaves it to the kernel: as
-    wide as UB allows, but narrow enough that every core gets a tile when the rows alone
-    do not give each core one (decode: few tokens, many cores); 0 when nothing fits."""
+    wide as UB allows, but narrow enough that the tiles fill the cores in one wave when the
+    rows alone do not (decode: few tokens, many cores): as many column chunks per row block
+    as the cores allow without a second wave; 0 when nothing fits."""
     base = op.ub_bytes(tile_rows, 0, buffer_num)  # UB need is linear in the columns
     slope = op.ub_bytes(tile_rows, 1, buffer_num) - base
     widest = min(max(widths.values()), int((chip.ub_bytes - base) // slope)) // unit * unit
     if widest <= 0:
         return 0
     blocks = -(-rows // tile_rows)
-    chunks = -(-n_cores // blocks)  # column chunks a row block needs to reach every core
+    chunks = max(1, n_cores // blocks)  # column chunks per row block within one wave
     balanced = -(-sum(widths.values()) // chunks)
     return min(widest, max(unit, -(-balanced // unit) * unit))
 

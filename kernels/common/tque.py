@@ -77,3 +77,16 @@ def staged_loop(b: ProgramBuilder, cores, iters, tasks, stages: list[Stage],
         b.depend(ids[consumer], ids[producer])  # DeQue waits for EnQue
         b.depend(ids[producer], previous(ids[consumer], iters, depth))  # AllocTensor
     return ids
+
+
+def previous_by(owner: np.ndarray, order: np.ndarray, ids: np.ndarray,
+                depth: int) -> np.ndarray:
+    """``previous`` for instructions in any layout: per ``owner`` (a lane, a core), the id
+    ``depth`` places earlier in ``order`` (program order within the owner), -1 where there
+    is none. For queues whose users interleave in the arrays (pieces of one tile handed to
+    alternating vector cores)."""
+    owner, order = np.asarray(owner), np.asarray(order)
+    perm = np.lexsort((order, owner))
+    prev = np.empty(len(perm), np.int64)
+    prev[perm] = previous(np.asarray(ids, np.int64)[perm], iteration_index(owner[perm]), depth)
+    return prev

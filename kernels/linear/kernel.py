@@ -33,6 +33,7 @@ from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, Program, ProgramBuilder
 from kernels.common.sizes import ceil_div, round_up
 from kernels.common.tque import iteration_index, previous
+from kernels.linear import antiquant
 
 NAME = "linear"
 WEIGHT_DTYPES = ("fp16", "bf16", "int8")
@@ -102,6 +103,22 @@ def _l1_bytes(s: LinearShape, bm: int, bn: int, bk: int) -> int:
     return s.buffer_num * (bm * bk + bk * bn) * DTYPE_BYTES[s.act_dtype]
 
 
+def stream_cycles(chip: Chip, s: LinearShape, bm: int, bn: int, cores: int) -> float:
+    """Estimated MTE2 cycles of the busiest core for tiles of ``bn`` columns: its tiles x K x
+    (the weight column's bytes at its share of HBM + the x rows' bytes at its share of L2;
+    W8A16 adds the fp16 workspace read from L2). Every x chunk is read once per tile, so a
+    narrow tile re-reads x often: at M = 64 a 32-column tile moves twice as many x bytes
+    as weight bytes."""
+    clock_ghz = chip.clock_MHz / 1000.0
+    hbm = min(chip.gm_read_hbm_bytes_per_cycle, chip.hbm_bytes_per_ns / clock_ghz / cores)
+    l2 = min(chip.gm_read_l1_bytes_per_cycle, chip.l2_bytes_per_ns / clock_ghz / cores)
+    act = DTYPE_BYTES[s.act_dtype]
+    per_k = bn * DTYPE_BYTES[s.weight_dtype] / hbm + bm * act / l2
+    if s.weight_dtype == "int8":
+        per_k += bn * act / l2
+    return ceil_div(ceil_div(s.n, bn), cores) * s.k * per_k
+
+
 def plan(chip: Chip, s: LinearShape) -> Plan:
     """Tiles that fit L1 and L0C, spread over the cube cores (refusing what cannot fit)."""
     cubes = tuple(chip.cube_core_ids())
@@ -117,8 +134,8 @@ def plan(chip: Chip, s: LinearShape) -> Plan:
                              f"{chip.cube_n0} with {bm} x base_n x 4 bytes <= the "
                              f"{chip.l0c_bytes:,}-byte L0C")
         bn = s.base_n
-    else:  # the fewest columns per core, then the widest tile
-        bn = min(fits_c, key=lambda n: (ceil_div(ceil_div(s.n, n), len(cores)) * n, -n))
+    else:  # the least streaming per core, then the widest tile
+        bn = min(fits_c, key=lambda n: (stream_cycles(chip, s, bm, n, len(cores)), -n))
     kmax = round_up(s.k, chip.cube_k0(s.act_dtype))
     if s.base_k:
         if s.base_k % chip.cube_k0(s.act_dtype) or _l1_bytes(s, bm, bn, s.base_k) > chip.l1_bytes:
@@ -155,29 +172,17 @@ def check(chip: Chip, params: dict) -> dict:
     return p
 
 
-def _antiquant_pieces(chip: Chip, s: LinearShape, plan_: Plan) -> int:
-    """UB pieces the vector side cuts one weight tile into: int8 in, fp16 out, buffered."""
-    tile = plan_.base_k * plan_.base_n * (1 + DTYPE_BYTES[s.act_dtype]) * s.buffer_num
-    return max(1, -(-tile // chip.ub_bytes))
-
-
 def instruction_count(chip: Chip, s: LinearShape) -> int:
     p = plan(chip, s)
     m_blocks, n_tiles = p.tasks(s)
     steps = len(m_blocks) * p.chunks(s)
     per_step = 4  # x, L0A, L0B, Mmad, and what fills L1 with W:
-    if s.weight_dtype == "int8":  # 4 vector-side instructions a piece (+ the AIC's fetch)
-        per_step += 4 * _antiquant_pieces(chip, s, p) + (chip.architecture == "split")
+    if s.weight_dtype == "int8":
+        per_step += antiquant.instructions_per_tile(chip, _pieces(chip, s, p))
     else:
         per_step += 1
     out = 1 if chip.has_fixpipe else 2
     return steps * per_step + len(m_blocks) * out
-
-
-def _aiv_of(chip: Chip, cube: np.ndarray, piece: np.ndarray) -> np.ndarray:
-    """The vector core of an AIC's group that handles a piece (alternating in the group)."""
-    per = max(1, chip.vector_cores // max(chip.ai_cores, 1))
-    return chip.ai_cores + cube * per + piece % per
 
 
 def emit(b: ProgramBuilder, chip: Chip, s: LinearShape, nxt: int, *, src: int | None = None,
@@ -203,7 +208,8 @@ def emit(b: ProgramBuilder, chip: Chip, s: LinearShape, nxt: int, *, src: int | 
     ks = np.minimum(pl.base_k, s.k - chunk * pl.base_k)
     ab = DTYPE_BYTES[s.act_dtype]
     w_bytes = ks * cols * ab  # in L1, after any antiquant
-    stages = 5
+    w_span = _weight_span(chip, s, pl)
+    stages = 4 + w_span  # x, the weight path, L0A, L0B, Mmad
     seq = nxt + it * stages
     x_region = np.full(len(task), src, np.int64) if src is not None else \
         b.regions_by_key(m_block[task] * kc + chunk, rows * ks * ab)
@@ -211,10 +217,10 @@ def emit(b: ProgramBuilder, chip: Chip, s: LinearShape, nxt: int, *, src: int | 
                    region=x_region, task=task)
     w, top = _weight_loads(b, chip, s, pl, core, task, ks, cols, w_bytes, seq, nxt, it)
     a = b.transfer(core, Pipe.MTE1, "LoadData x -> L0A", Level.L1, Level.L0A,
-                   rows * ks * ab, seq + 2, task=task)
+                   rows * ks * ab, seq + 1 + w_span, task=task)
     bb = b.transfer(core, Pipe.MTE1, "LoadData W -> L0B", Level.L1, Level.L0B, w_bytes,
-                    seq + 3, task=task)
-    mm = b.mmad(core, "Mmad", rows, cols, ks, s.act_dtype, seq + 4, task=task)
+                    seq + 2 + w_span, task=task)
+    mm = b.mmad(core, "Mmad", rows, cols, ks, s.act_dtype, seq + 3 + w_span, task=task)
     b.depend(a, x)
     b.depend(bb, w)
     b.depend(mm, a)
@@ -245,43 +251,27 @@ def emit(b: ProgramBuilder, chip: Chip, s: LinearShape, nxt: int, *, src: int | 
 
 def _weight_loads(b, chip, s, pl, core, task, ks, cols, w_bytes, seq, nxt, it):
     """The weight tile into L1: a cold GM read of fp16 / bf16, or (W8A16) the vector side's
-    int8 load, antiquant and hand-over. Returns (the instruction that fills L1, the next
-    seq free on the vector side's lanes)."""
+    int8 load, antiquant and hand-over (``antiquant``). Returns (the instruction that fills
+    L1, the next seq free on the vector side's lanes)."""
     stored = ks * cols * DTYPE_BYTES[s.weight_dtype]
     if s.weight_dtype != "int8":
         return b.transfer(core, Pipe.MTE2, "CopyIn W", Level.GM, Level.L1, w_bytes, seq + 1,
                           region=b.regions(stored), task=task), nxt
-    pieces = _antiquant_pieces(chip, s, pl)
-    part = -(-stored // pieces)
-    split = chip.architecture == "split"
-    workspace = b.regions(w_bytes) if split else -1  # written by the AIVs, read from L2
-    dt = "fp16" if s.act_dtype == "fp16" else "fp32"
-    done, top = [], nxt
-    for piece in range(pieces):
-        if split:  # the AIVs' own lanes: the loop's iterations in order, 4 stages a piece
-            vec = _aiv_of(chip, core, np.full(len(core), piece))
-            vseq = nxt + (it * pieces + piece) * 4
-        else:  # the AI core's own MTE2 / V / MTE3, before its MTE1 moves
-            vec, vseq = core, seq + 1
-        load = b.transfer(vec, Pipe.MTE2, "CopyIn W int8", Level.GM, Level.UB, part, vseq,
-                          region=b.regions(part), task=task)
-        cast = b.vector(vec, "Cast W int8 -> fp16", part, "fp16", vseq + 1, task=task)
-        mul = b.vector(vec, "Mul antiquant scale", part, dt, vseq + 2, task=task)
-        hand = b.transfer(vec, Pipe.MTE3, "CopyOut W fp16", Level.UB,
-                          Level.GM if split else Level.L1, part * DTYPE_BYTES[s.act_dtype],
-                          vseq + 3, region=workspace, task=task)
-        b.depend(cast, load)
-        b.depend(mul, cast)
-        b.depend(hand, mul)
-        done.append(hand)
-        top = max(top, int(vseq.max(initial=nxt)) + 4)
-    if not split:
-        return done[-1], top
-    fetch = b.transfer(core, Pipe.MTE2, "CopyIn W workspace", Level.GM, Level.L1, w_bytes,
-                       seq + 1, region=workspace, task=task)
-    for hand in done:  # CrossCoreSetFlag / WaitFlag: the AIC waits for every piece
-        b.depend(fetch, hand)
-    return fetch, top
+    loop = {"core": core, "task": task, "it": it, "seq": seq, "stored": stored,
+            "w_bytes": w_bytes}
+    return antiquant.weight_tiles(b, chip, loop, _pieces(chip, s, pl), s.act_dtype,
+                                  s.buffer_num, pl.cores, nxt)
+
+
+def _pieces(chip: Chip, s: LinearShape, pl: Plan) -> int:
+    return antiquant.pieces(chip, pl.base_k, pl.base_n, s.act_dtype, s.buffer_num)
+
+
+def _weight_span(chip: Chip, s: LinearShape, pl: Plan) -> int:
+    """Program-order slots the weight path takes on the AI core's own lanes."""
+    if s.weight_dtype != "int8":
+        return 1
+    return antiquant.seq_span(chip, _pieces(chip, s, pl))
 
 
 def build(chip: Chip, params: dict) -> Program:

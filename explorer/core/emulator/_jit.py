@@ -265,8 +265,14 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
             if nxt < lane_ptr[ln + 1] and deps_left[nxt] == 0 and in_flight[ln] < max_out[nxt]:
                 todo[n_todo] = ln
                 n_todo += 1
-            if gm[i] == GM_WRITE:
-                served[i] = SERVED_HBM
+            if gm[i] == GM_WRITE:  # write-back L2: a resident region takes the write
+                r = region[i]
+                if r >= 0 and resident[r]:
+                    _lru_unlink(r, lru_prev, lru_next, lru_ends)
+                    _lru_append(r, lru_prev, lru_next, lru_ends)
+                    served[i] = SERVED_L2
+                else:
+                    served[i] = SERVED_HBM
             else:
                 r, c = region[i], cluster[i]
                 if r >= 0 and c >= 0:

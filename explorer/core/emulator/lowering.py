@@ -13,7 +13,7 @@ import numpy as np
 from hardware_presets import Chip
 from kernels.common.program import N_PIPES, Program, lane_order
 
-from .cost import GM_NONE, GM_READ, POOL_HBM, POOL_L2, Costs
+from .cost import GM_NONE, POOL_HBM, POOL_L2, Costs
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
 TOL_BYTES = 1e-3
@@ -40,7 +40,7 @@ class EngineInput:
     cap_hbm: np.ndarray
     cap_l2: np.ndarray
     cls_hbm: np.ndarray  # int64 bandwidth class when served by HBM (-1 if not GM)
-    cls_l2: np.ndarray  # int64 bandwidth class when served by L2 (-1 if not a read)
+    cls_l2: np.ndarray  # int64 bandwidth class when served by L2 (-1 if not GM)
     class_cap: np.ndarray  # float64 per class
     class_pool: np.ndarray  # int64 per class
     region: np.ndarray  # int64 GM region or -1
@@ -94,15 +94,16 @@ def _successors(dep_ptr: np.ndarray, dep_idx: np.ndarray, n: int):
 
 def _classes(gm, cap_hbm, cap_l2):
     """Bandwidth classes: flows of one pool with one per-core cap share a rate."""
-    keys = [(POOL_HBM, cap_hbm[gm != GM_NONE]), (POOL_L2, cap_l2[gm == GM_READ])]
+    gm_copy = gm != GM_NONE
+    keys = [(POOL_HBM, cap_hbm[gm_copy]), (POOL_L2, cap_l2[gm_copy])]
     class_cap, class_pool, lookup = [], [], {}
     for pool, caps in keys:
         for cap in np.unique(caps):
             lookup[(pool, float(cap))] = len(class_cap)
             class_cap.append(float(cap))
             class_pool.append(pool)
-    cls_hbm = _lookup_vec(gm != GM_NONE, cap_hbm, POOL_HBM, lookup)
-    cls_l2 = _lookup_vec(gm == GM_READ, cap_l2, POOL_L2, lookup)
+    cls_hbm = _lookup_vec(gm_copy, cap_hbm, POOL_HBM, lookup)
+    cls_l2 = _lookup_vec(gm_copy, cap_l2, POOL_L2, lookup)
     return cls_hbm, cls_l2, np.array(class_cap, float), np.array(class_pool, np.int64)
 
 

@@ -7,7 +7,9 @@ slot is still taken wakes up when it frees: ISSUED), is in flight for its
 latency (ENTER: its bytes may flow), and streams behind the lane's earlier copies (one
 flow per lane: the per-core path cap is the pipe's); at most ``max_out`` copies per lane
 are in flight between issue start and arrival (COMPLETE). A read of a region whose L2
-fill from HBM is in flight waits for it and is then served by L2 (L2 merges misses).
+fill from HBM is in flight waits for it and is then served by L2 (L2 merges misses). A
+write to a resident region stays in L2 (write-back; eviction's write-back is not modelled),
+any other write goes to HBM and allocates its region.
 Shared bandwidth is
 recomputed from scratch at every event by max-min water-filling over all active transfers,
 and each transfer tracks its own remaining bytes; the jit engine gets the same answer with
@@ -169,7 +171,7 @@ class ReferenceEngine:
     def _issue_copy(self, i: int) -> None:
         inp = self.inp
         if inp.gm[i] == GM_WRITE:
-            self.served[i] = SERVED_HBM
+            self.issue_write(i)
         elif self.issue_read(i):
             return  # a multicast joiner: no flow of its own
         heapq.heappush(self.events, (self.now + inp.issue_ns[i] + inp.latency_ns[i], i, ENTER))
@@ -181,6 +183,17 @@ class ReferenceEngine:
         if self.arrived[group] == hi - lo:
             for m in self.inp.bar_members[lo:hi]:
                 heapq.heappush(self.events, (self.now + self.inp.sync_ns, m, COMPLETE))
+
+    def issue_write(self, i: int) -> None:
+        """A GM write to a region resident in L2 stays there (L2 is write-back: its dirty
+        lines reach HBM only on eviction, which is not modelled); any other write goes to
+        HBM and makes its region resident (write-allocate)."""
+        region = self.inp.region[i]
+        if region >= 0 and region in self.lru:
+            self.lru.move_to_end(region)
+            self.served[i] = SERVED_L2
+        else:
+            self.served[i] = SERVED_HBM
 
     def issue_read(self, i: int) -> bool:
         """A GM read joins a same-cluster fetch in flight, hits L2, waits for the L2 fill of

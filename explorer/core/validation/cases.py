@@ -30,7 +30,7 @@ COPY_TOLERANCE = {"gm_read_l1": 0.15, "gm_read_ub": 0.15, "gm_write": 0.15, "fix
 MSKPP_SOURCE = ("MindStudio msKPP csrc/prof_data/resource910b.cpp (mirror "
                 "xiaobingling93-pixel/Ascend-mskpp), table {table}")
 #: the version of the time model these figures validate; reports name it
-MODEL_VERSION = "2 (DMA queues)"
+MODEL_VERSION = "3 (DMA queues, write-back L2)"
 
 
 @dataclass(frozen=True)
