@@ -5,15 +5,21 @@ Every run ends with the run marker (`explorer.ui.run_marker`), even when the pag
 The emulation workers (explorer.core.worker_pool) re-import the main module as
 ``__mp_main__``, as multiprocessing does: that import draws nothing and starts nothing.
 """
-#: (module under explorer/ui/pages, url path, icon); the title is the "nav.<module>" message
-PAGES = (("chip", "chip", "developer_board"), ("vector_add", "vector_add", "add_circle"),
-         ("gemm", "gemm", "grid_on"), ("precision", "precision", "tune"),
-         ("decode", "decode", "memory_alt"), ("balance", "balance", "balance"),
-         ("kernels", "kernels", "extension"),
-         ("sweep", "sweep", "ssid_chart"), ("sparse", "sparse", "filter_alt"),
-         ("compare", "compare", "compare"), ("lab", "lab", "build"),
-         ("multicard", "multicard", "hub"), ("claims", "claims", "fact_check"),
-         ("validation", "validation", "verified"))
+#: (module under explorer/ui/pages, url path, icon, the title's message id)
+PAGES = (("chip", "chip", "developer_board", "nav.chip"),
+         ("vector_add", "vector_add", "add_circle", "nav.vector_add"),
+         ("gemm", "gemm", "grid_on", "nav.gemm"),
+         ("precision", "precision", "tune", "nav.precision"),
+         ("decode", "decode", "memory_alt", "nav.decode"),
+         ("balance", "balance", "balance", "nav.balance"),
+         ("kernels", "kernels", "extension", "nav.kernels"),
+         ("sweep", "sweep", "ssid_chart", "nav.sweep"),
+         ("sparse", "sparse", "filter_alt", "nav.sparse"),
+         ("compare", "compare", "compare", "nav.compare"),
+         ("lab", "lab", "build", "nav.lab"),
+         ("multicard", "multicard", "hub", "nav.multicard"),
+         ("claims", "claims", "fact_check", "nav.claims"),
+         ("validation", "validation", "verified", "nav.validation"))
 
 
 def main() -> None:
@@ -25,9 +31,9 @@ def main() -> None:
     st.set_page_config(page_title=state.tr("app.title"), page_icon=":material/memory:",
                        layout="wide")
     navigation = st.navigation([
-        st.Page(f"explorer/ui/pages/{name}.py", title=state.tr(f"nav.{name}"), url_path=path,
+        st.Page(f"explorer/ui/pages/{name}.py", title=state.tr(title_id), url_path=path,
                 icon=f":material/{icon}:", default=name == "chip")
-        for name, path, icon in PAGES])
+        for name, path, icon, title_id in PAGES])
     try:
         navigation.run()
     finally:

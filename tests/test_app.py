@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from explorer.core import Scenario, simulate
 from explorer.plots.report_figures import format_metric
 from explorer.ui import playground as va
-from explorer.ui import widgets
+from explorer.ui import run_view, widgets
 from explorer.ui.run_marker import TEST_ID as RUN_MARKER_ID
 from explorer.ui.state import DEFAULT_PRESET
 from tests.apptest_helpers import run, start_app, texts, widget
@@ -212,11 +212,12 @@ def test_coupled_presets_run(preset):
 # ---- scenario files ----------------------------------------------------------------------
 def test_uploaders_refuse_files_over_the_pages_caps_before_they_are_sent():
     """Streamlit's own upload limit (200 MB by default) is lowered per uploader to the
-    page's cap in whole MiB, so a workshop server never receives a huge file."""
+    page's cap in whole MiB, so a workshop server never receives a huge file. The page has
+    one upload box: scenario files and reports both load through it."""
     at = run(start())
     at = run(at.switch_page("explorer/ui/pages/vector_add.py"))
     sizes = {u.key: u.proto.max_upload_size_mb for u in at.get("file_uploader")}
-    assert sizes == {"w.scenario_file": 1, "w.scenario_upload": 32}
+    assert sizes == {run_view.UPLOAD_KEY: run_view.REPORT_MAX_BYTES >> 20}
     assert (widgets.upload_limit_mb(64 << 10), widgets.upload_limit_mb((32 << 20) + 1)) == (1, 33)
 
 
@@ -226,9 +227,10 @@ def test_scenario_file_round_trip():
     text = ('preset = "910B4"\nkernel = "vector_add"\nseed = 7\n'
             '[params]\nn = 3000\nblock_dim = 3\ntile = 48\nbuffer_num = 2\ndtype = "fp16"\n'
             '[overrides]\nub_KiB = 128\n')
-    at.file_uploader(key="w.scenario_file").set_value(("mine.toml", text.encode(), "text/plain"))
+    at.file_uploader(key=run_view.UPLOAD_KEY).set_value(
+        ("mine.toml", text.encode(), "text/plain"))
     run(at)
-    assert "Loaded the scenario mine.toml" in texts(at.success)
+    assert "Loaded mine.toml." in texts(at.success)
     assert at.sidebar.selectbox[0].value == "910B4"
     assert at.select_slider(key="w.va.n").value == 3000  # not a power of two: kept
     assert at.selectbox(key="w.va.tile").value == 48  # a valid tile from a file: kept
@@ -244,7 +246,7 @@ def test_scenario_file_round_trip():
 ])
 def test_bad_scenario_file_is_an_error_message(name, text, expect):
     at = playground(start())
-    at.file_uploader(key="w.scenario_file").set_value((name, text, "text/plain"))
+    at.file_uploader(key=run_view.UPLOAD_KEY).set_value((name, text, "text/plain"))
     run(at)
     assert expect in texts(at.error)
     assert "Passed" in texts(at.success)  # the previous scenario still runs

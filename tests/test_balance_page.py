@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from explorer.ui import balance_controls
 from tests.apptest_helpers import open_page, run, set_widgets, texts
 from tests.apptest_helpers import widget as find
 from tests.test_decode_page import metric
@@ -106,3 +107,8 @@ def test_example_buttons_and_chinese():
     assert value(at, "batch") == 8 and value(at, "split") is True
     assert "m = 48 时为 **1.3264 倍**" in texts(at.markdown)
     assert at.subheader[0].value == "所选策略：静态分块"
+
+
+def test_every_choice_the_page_offers_has_a_name():
+    for name, ids in balance_controls.CHOICES.items():
+        assert set(balance_controls.SPECS[name].choices) <= set(ids), name

@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.core.i18n import LANGUAGES, t
 from explorer.plots import decode as decode_plots
+from explorer.ui import decode_controls
 from kernels.decode import layer
 from tests.apptest_helpers import open_page, run, set_widgets, texts
 from tests.apptest_helpers import widget as find
@@ -151,3 +153,13 @@ def test_the_seed_draws_the_batch_and_lives_in_the_url():
     label = "KV of the batch (reserved)"
     assert metric(first, label) != metric(second, label)
     assert first.query_params["seed"] == "1" and not first.exception
+
+
+def test_every_choice_the_page_offers_has_a_name():
+    """The choice widgets name their options from a table of ids: none may be missing."""
+    for name, ids in decode_controls.CHOICE_IDS.items():
+        offered = decode_controls.PAGE_PHASES if name == "phases" else \
+            decode_controls.SPECS[name].choices
+        assert set(offered) <= set(ids), name
+        for lang in LANGUAGES:
+            assert all(t(ids[choice], lang) != ids[choice] for choice in offered)

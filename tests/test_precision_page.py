@@ -10,6 +10,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.core import precision_study as ps
+from explorer.ui import precision_controls, precision_view
 from tests.apptest_helpers import open_page, set_widgets, texts
 from tests.apptest_helpers import widget as find
 
@@ -168,3 +170,11 @@ def test_chinese_renders():
     assert "帕累托前沿" in json.dumps(charts(at)[0], ensure_ascii=False)
     set_values(at, storage="bf16", compute="bf16")
     assert "Ascend 910 的 Cube 没有 bf16 模式" in texts(at.error)
+
+
+def test_every_choice_and_configuration_has_a_name():
+    """Choices and the table's configurations are named from tables of ids."""
+    for name, ids in precision_controls.CHOICE_IDS.items():
+        assert set(precision_controls.SPECS[name].choices) <= set(ids), name
+    configs = {n for family in ps.STANDARD.values() for n in family} | {precision_view.YOURS}
+    assert configs <= set(precision_view.CONFIG_IDS)

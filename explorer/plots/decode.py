@@ -30,6 +30,13 @@ NS_PER_US, NS_PER_MS = 1e3, 1e6
 COLOURS = {"weights": "#7F7F7F", "kv": SOURCE_COLOURS["L2"], "waste": "#E69F00",
            "attention": PIPE_COLOURS["VECTOR"], "incremental": "#009E73", "concat": "#D55E00"}
 STRATEGIES = ("incremental", "concat")
+#: message ids (under ``plots.``, what ``msg`` takes) of the KV layouts, the parts of HBM
+#: and the append strategies, written out (see tests/test_message_ids.py)
+LAYOUT_IDS = {"contiguous": "decode.layout.contiguous", "paged": "decode.layout.paged"}
+PART_IDS = {"weights": "decode.part.weights", "kv": "decode.part.kv",
+            "waste": "decode.part.waste"}
+STRATEGY_IDS = {"incremental": "decode.strategy.incremental",
+                "concat": "decode.strategy.concat"}
 #: sequences drawn one by one in the latency chart (beyond: every k-th)
 MAX_POINTS = 4096
 
@@ -45,7 +52,7 @@ def kv_memory_figure(hbm_bytes: int, weight_bytes: int,
     if not layouts:
         return empty_figure(msg("decode.memory_empty", lang), msg("decode.memory_title", lang))
     names = list(layouts)
-    rows = [msg(f"decode.layout.{n}", lang) for n in names]
+    rows = [msg(LAYOUT_IDS[n], lang) for n in names]
     held = np.array([layouts[n][0] for n in names], dtype=np.float64)
     waste = np.array([layouts[n][1] - layouts[n][0] for n in names], dtype=np.float64)
     weights = np.full(len(names), float(weight_bytes))
@@ -55,7 +62,7 @@ def kv_memory_figure(hbm_bytes: int, weight_bytes: int,
     for part, values in (("weights", weights), ("kv", held), ("waste", waste)):
         text = [format_bytes(v) for v in values]
         fig.add_trace(go.Bar(y=rows, x=values / divisor, orientation="h", meta=part,
-                             name=msg(f"decode.part.{part}", lang), text=text,
+                             name=msg(PART_IDS[part], lang), text=text,
                              textposition="inside", marker_color=COLOURS[part],
                              hovertemplate="%{fullData.name}: %{text}<extra></extra>"))
     reference_line(fig, "x", hbm_bytes / divisor, dict(dash="dash", color="#000000", width=2),
@@ -143,10 +150,10 @@ def latency_figure(seq_done_ns, lengths, p50_ns: float, p99_ns: float,
         marker=dict(color=COLOURS["attention"], size=8, opacity=0.75),
         hovertemplate=msg("decode.latency_hover", lang, seq="%{customdata}", tokens="%{x:,}",
                           us="%{y:,.1f}") + "<extra></extra>"))
-    for name, value, dash, where in (("p50", p50_ns, "dot", "bottom left"),
-                                     ("p99", p99_ns, "dash", "top right")):
+    for label_id, value, dash, where in (("decode.p50", p50_ns, "dot", "bottom left"),
+                                         ("decode.p99", p99_ns, "dash", "top right")):
         reference_line(fig, "y", value / NS_PER_US, dict(dash=dash, color="#000000", width=1.5),
-                       msg(f"decode.{name}", lang, us=f"{value / NS_PER_US:,.1f}"), where)
+                       msg(label_id, lang, us=f"{value / NS_PER_US:,.1f}"), where)
     base_layout(fig, msg("decode.latency_title", lang))
     fig.update_xaxes(title_text=msg("decode.tokens_axis", lang))
     fig.update_yaxes(title_text=msg("decode.us_axis", lang), rangemode="tozero")
@@ -158,7 +165,7 @@ def _strategy_bars(values: Mapping[str, float], scale: float, text: list[str], m
                    chosen: str, lang: str) -> go.Bar:
     """One bar per strategy (values / scale), the chosen one outlined in black."""
     names = list(values)
-    return go.Bar(x=[msg(f"decode.strategy.{s}", lang) for s in names],
+    return go.Bar(x=[msg(STRATEGY_IDS[s], lang) for s in names],
                   y=[float(values[s]) / scale for s in names], meta=meta, showlegend=False,
                   text=text, textposition="auto",
                   marker=dict(color=[COLOURS[s] for s in names],

@@ -10,13 +10,12 @@ answers at once; the decode workload is emulated only when asked for.
 """
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
-from explorer.core.i18n import has
+from explorer.plots.balance import policy_name
 from explorer.ui import errors, state, widgets
-from explorer.ui.decode_controls import labels
+from explorer.ui.decode_controls import CHOICE_IDS
+from explorer.ui.gemm_controls import labels
 from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -41,8 +40,11 @@ SPECS: dict[str, ParamSpec] = {
 }
 PREFIX = "lb."  # session keys of this page's values: lb.batch, lb.policy, ...
 DECODE_LABELS = ("model", "batch", "distribution", "mean_len", "max_len", "lengths", "impl")
-CHOICES = {"source": "ui.balance.source", "distribution": "ui.decode.distribution",
-           "impl": "ui.decode.impl", "policy": "plots.lb.policy"}
+#: the catalogue ids of the choices of the choice parameters (the policy is named as the
+#: page's figures name it, ``policy_name``)
+CHOICES = {"source": {"synthetic": "ui.balance.source.synthetic",
+                      "decode": "ui.balance.source.decode"},
+           "distribution": CHOICE_IDS["distribution"], "impl": CHOICE_IDS["impl"]}
 UI_DEFAULTS = {"batch": 16, "distribution": "lognormal", "mean_len": 1024, "max_len": 8192}
 #: one-click scenarios; each starts from the page defaults
 EXAMPLES = {
@@ -52,7 +54,6 @@ EXAMPLES = {
     "queue": {"policy": "dynamic"},
     "decode": {"source": "decode"},
 }
-_NAME = re.compile(r"[a-z_]+")
 
 
 PAGE = PageParams(PREFIX, SPECS, UI_DEFAULTS, EXAMPLES)
@@ -63,7 +64,11 @@ def label_prefix(name: str) -> str:
     return "ui.decode.param" if name in DECODE_LABELS else "ui.balance.param"
 
 
-# ---- URL, examples, errors ---------------------------------------------------------------
+#: the label of each parameter, for ``errors.show`` ("Batch (params.batch)")
+label_id = errors.param_labels(SPECS, label_prefix)
+
+
+# ---- URL, examples, the chip's limits ----------------------------------------------------
 def url_params(p: dict) -> dict:
     """The parameters that describe the workload and schedule (unused ones left out)."""
     skip = {"model", "impl"} if p["source"] == "synthetic" else {"kv_heads", "split"}
@@ -73,15 +78,6 @@ def url_params(p: dict) -> dict:
 
 def examples() -> None:
     PAGE.example_row("ui.balance.example", "lb_example")
-
-
-def show_error(exc: InputError) -> None:
-    """``errors.show`` with the field led by this page's label ("Batch (params.batch)")."""
-    names = [n for n in _NAME.findall(exc.field) if n in SPECS]
-    msg_id = f"{label_prefix(names[-1])}.{names[-1]}.label" if names else ""
-    if msg_id and has(msg_id):
-        exc = InputError(f"{state.tr(msg_id)} ({exc.field})", exc.value, exc.allowed, exc.hint)
-    errors.show(exc, state.language())
 
 
 def within_chip(chip: Chip) -> list[InputError]:
@@ -103,6 +99,9 @@ def _widget(name: str, where, **kwargs):
     st.session_state.setdefault(key(name), value(name))
     if name in CHOICES:
         kwargs["format_func"] = labels(CHOICES[name])
+    elif name == "policy":
+        lang = state.language()
+        kwargs["format_func"] = lambda policy: policy_name(policy, lang)
     return widgets.param_widget(SPECS[name], key(name), where=where,
                                 prefix=label_prefix(name), **kwargs)
 

@@ -16,13 +16,18 @@ import streamlit as st
 from explorer.core.scheduling import CYCLES_PER_TASK, CYCLES_PER_TOKEN, ceiling
 from explorer.plots.balance import policy_name
 from explorer.ui import state
-from explorer.ui.balance_view import METRICS
+from explorer.ui.balance_view import DEF_IDS, METRIC_IDS, METRICS
+from explorer.ui.decode_controls import CHOICE_IDS
 from explorer.ui.gemm_explain import literal
 from hardware_presets import Chip
 from kernels.common.scheduling import graham_bound
 
 #: the blog's claim (seed section 6), quoted
 BLOG_BEFORE, BLOG_AFTER, BLOG_P99_CUT, BLOG_COMM_COST = 0.65, 0.92, 0.47, 100
+#: the policies in Ascend C, one paragraph each (the "comm" one quotes live numbers)
+EXPLAIN_IDS = (("lpt", "ui.balance.explain.lpt"), ("queue", "ui.balance.explain.queue"),
+               ("comm", "ui.balance.explain.comm"), ("cluster", "ui.balance.explain.cluster"),
+               ("split", "ui.balance.explain.split"))
 
 
 def show_intro(chip: Chip) -> None:
@@ -35,8 +40,8 @@ def show_intro(chip: Chip) -> None:
 def show_definitions() -> None:
     """Every metric in one line."""
     with st.expander(state.tr("ui.balance.def_title")):
-        st.markdown("\n".join(f"* **{state.tr(f'ui.balance.metric.{name}')}**: "
-                              f"{state.tr(f'ui.balance.def.{name}')}" for name in METRICS))
+        st.markdown("\n".join(f"* **{state.tr(METRIC_IDS[name])}**: {state.tr(DEF_IDS[name])}"
+                              for name in METRICS))
 
 
 def show_workload(p: dict, tasks: int, cores: int) -> None:
@@ -47,7 +52,7 @@ def show_workload(p: dict, tasks: int, cores: int) -> None:
                             per_token=f"{CYCLES_PER_TOKEN:g}", cores=cores))
     else:
         st.caption(state.tr("ui.balance.decode_note", tasks=f"{tasks:,}", batch=p["batch"],
-                            cores=cores, impl=state.tr(f"ui.decode.impl.{p['impl']}")))
+                            cores=cores, impl=state.tr(CHOICE_IDS["impl"][p["impl"]])))
 
 
 def _by_policy(df: pd.DataFrame, series: str) -> pd.DataFrame:
@@ -101,5 +106,5 @@ def explain(mean_task_cycles: float) -> None:
     share = f"{BLOG_COMM_COST / mean_task_cycles:.2%}" if mean_task_cycles > 0 else "—"
     values = {"comm": {"cost": BLOG_COMM_COST, "task": f"{mean_task_cycles:,.0f}",
                        "share": share}}
-    for part in ("lpt", "queue", "comm", "cluster", "split"):
-        st.markdown(state.tr(f"ui.balance.explain.{part}", **values.get(part, {})))
+    for part, msg_id in EXPLAIN_IDS:
+        st.markdown(state.tr(msg_id, **values.get(part, {})))

@@ -8,32 +8,52 @@ task policy, tile and head grouping, split-KV chunk).
 The page starts small (Llama 3 8B, 8 sequences of 2K tokens) so it answers in a blink;
 the chip decides block_dim's range (it follows a preset change when it was "all cores",
 0). Whatever the kernel refuses (a length list of the wrong size, a tile too big for UB)
-is shown as a translated error by the page; the controls keep the value to fix.
+is shown as a translated error by the page (``errors.show`` with this page's labels,
+``label_id``); the controls keep the value to fix.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
 import streamlit as st
 
-from explorer.core.i18n import has, t
+from explorer.core.i18n import t
 from explorer.ui import errors, state, widgets
+from explorer.ui.gemm_controls import labels
 from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.models import load_model
 
 SPECS = {spec.name: spec for spec in (*dp.PARAMS, widgets.SEED_SPEC)}
-PAGE_PHASES = ("both", "append", "attention")  # compression belongs to the sparse page
+PAGE_PHASES = ("layer", "both", "append", "attention")  # compression: the sparse page
 PREFIX = "dc."  # session keys of this page's values: dc.batch, dc.impl, ...
 LABELS = "ui.decode.param"  # <LABELS>.<name>.label / .help
 #: the page's own starting point: small enough to emulate in about a second
 UI_DEFAULTS = {"model": "llama3-8b", "batch": 8, "mean_len": 2048, "max_len": 8192}
-_FIELD = re.compile(r"params\.(\w+)(?::\s*(\w+))?")  # params.batch, params.custom: q_heads
+#: the catalogue id of every choice of the choice parameters, by parameter (ids written out,
+#: see tests/test_message_ids.py); the load-balance and sparse pages name theirs from here
+CHOICE_IDS = {
+    "distribution": {"equal": "ui.decode.distribution.equal",
+                     "uniform": "ui.decode.distribution.uniform",
+                     "lognormal": "ui.decode.distribution.lognormal",
+                     "bimodal": "ui.decode.distribution.bimodal",
+                     "list": "ui.decode.distribution.list"},
+    "layout": {"contiguous": "ui.decode.layout.contiguous", "paged": "ui.decode.layout.paged"},
+    "allocation": {"shuffled": "ui.decode.allocation.shuffled",
+                   "interleaved": "ui.decode.allocation.interleaved"},
+    "append": {"incremental": "ui.decode.append.incremental",
+               "concat": "ui.decode.append.concat"},
+    "phases": {"layer": "ui.decode.phases.layer", "both": "ui.decode.phases.both",
+               "append": "ui.decode.phases.append", "attention": "ui.decode.phases.attention"},
+    "impl": {"vector": "ui.decode.impl.vector", "cube_vector": "ui.decode.impl.cube_vector",
+             "split_kv": "ui.decode.impl.split_kv"},
+    "policy": {"static": "ui.decode.policy.static", "round_robin": "ui.decode.policy.round_robin",
+               "lpt": "ui.decode.policy.lpt", "cluster_lpt": "ui.decode.policy.cluster_lpt",
+               "dynamic": "ui.decode.policy.dynamic"},
+}
 
 #: one-click scenarios; each starts from the page defaults
 EXAMPLES = {
@@ -48,6 +68,8 @@ EXAMPLES = {
 
 PAGE = PageParams(PREFIX, SPECS, UI_DEFAULTS, EXAMPLES)
 key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
+#: the label of each parameter, for ``errors.show`` ("Batch (params.batch)")
+label_id = errors.param_labels(SPECS, LABELS)
 
 
 def default(name: str) -> object:
@@ -78,23 +100,7 @@ def examples() -> None:
     PAGE.example_row("ui.decode.example", "dc_example")
 
 
-# ---- errors with this page's labels ------------------------------------------------------
-def show_error(exc: InputError) -> None:
-    """``errors.show`` with the field led by this page's label ("Batch (params.batch)")."""
-    found = _FIELD.search(exc.field)
-    msg_id = f"{LABELS}.{'_'.join(filter(None, found.groups()))}.label" if found else ""
-    if found and has(msg_id):
-        exc = InputError(f"{state.tr(msg_id)} ({exc.field})", exc.value, exc.allowed, exc.hint)
-    errors.show(exc, state.language())
-
-
 # ---- widgets -----------------------------------------------------------------------------
-def labels(prefix: str) -> Callable[[object], str]:
-    """format_func naming a choice by ``<prefix>.<choice>`` (the language bound now)."""
-    lang = state.language()
-    return lambda choice: t(f"{prefix}.{choice}", lang)
-
-
 def _model_label() -> Callable[[str], str]:
     lang = state.language()
     return lambda name: t("ui.decode.custom_model", lang) if name == dp.CUSTOM else \
@@ -110,7 +116,7 @@ def _widget(name: str, where, spec: ParamSpec | None = None, **kwargs):
 def _choice(name: str, where, choices: tuple | None = None):
     """A choice widget; ``choices`` narrows the parameter's own (the page's subset)."""
     spec = replace(SPECS[name], choices=choices) if choices else None
-    return _widget(name, where, spec, format_func=labels(f"ui.decode.{name}"))
+    return _widget(name, where, spec, format_func=labels(CHOICE_IDS[name]))
 
 
 def _clamp(name: str, hi: int) -> int:

@@ -25,6 +25,11 @@ from kernels.models import load_model
 BLOG_MODEL, BLOG_CONTEXT, BLOG_KV_GB, BLOG_RATIO = "llama3-70b", 8192, 48.7, 1.8
 BLOG_UB_BYTES = 256 * 1024  # the blog's UB_CAPACITY
 GB = 1e9
+#: the name of each buffer of the vector attention's UB plan (``dp.vector_ub_bytes``)
+PLAN_PART_IDS = {"kv_tiles": "ui.decode.plan.kv_tiles", "kv_scales": "ui.decode.plan.kv_scales",
+                 "fp32_tile": "ui.decode.plan.fp32_tile",
+                 "product_scratch": "ui.decode.plan.product_scratch",
+                 "scores": "ui.decode.plan.scores", "q_out_stats": "ui.decode.plan.q_out_stats"}
 
 
 # ---- the blog's KV-cache claim -----------------------------------------------------------
@@ -71,7 +76,7 @@ def _bar(name: str, used: int, total: int) -> None:
 
 
 def _parts(parts: dict[str, int]) -> str:
-    return " · ".join(state.tr("ui.decode.plan.part", part=state.tr(f"ui.decode.plan.{k}"),
+    return " · ".join(state.tr("ui.decode.plan.part", part=state.tr(PLAN_PART_IDS[k]),
                                bytes=format_bytes(v)) for k, v in parts.items() if v)
 
 
@@ -131,12 +136,14 @@ def show_bound(s: DecodeStep) -> None:
                   share=f"{s.attention_hbm_GBps / s.hbm_peak_GBps:.0%}",
                   balance=f"{m['load_balance_mean_max']:.0%}")
     if p["phases"] == "append":
-        case = "append"
+        msg_id = "ui.decode.bound.append"
     elif p["impl"] == "cube_vector":
-        case = "cube"
+        msg_id = "ui.decode.bound.cube"
+    elif m["aiv_vec_ratio"] >= m["mte2_ratio"]:
+        msg_id = "ui.decode.bound.vector"
     else:
-        case = "vector" if m["aiv_vec_ratio"] >= m["mte2_ratio"] else "memory"
-    st.info(state.tr(f"ui.decode.bound.{case}", **values), icon=":material/speed:")
+        msg_id = "ui.decode.bound.memory"
+    st.info(state.tr(msg_id, **values), icon=":material/speed:")
 
 
 # ---- Ascend C ----------------------------------------------------------------------------

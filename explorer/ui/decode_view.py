@@ -20,6 +20,7 @@ from explorer.core.decode_step import DecodeStep, linear_roofline, simulate_deco
 from explorer.plots import decode as decode_plots
 from explorer.plots.style import format_bytes
 from explorer.ui import run_view, state
+from explorer.ui.decode_controls import CHOICE_IDS
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.decode import kernel as decode
@@ -33,6 +34,15 @@ APPEND_MAX_INSTRUCTIONS = 300_000
 LAYER_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
                  "mte2_ratio", "aiv_vec_ratio", "l2_hit_rate", "load_balance_mean_max")
 FIGURE_ROWS = (("pipe_ratio", "traffic"), ("bandwidth", "load_balance"))
+#: what each figure of the layer shows on this page (the roofline's under it)
+CAPTION_IDS = {"pipe_ratio": "ui.decode.caption.pipe_ratio",
+               "traffic": "ui.decode.caption.traffic",
+               "bandwidth": "ui.decode.caption.bandwidth",
+               "load_balance": "ui.decode.caption.load_balance"}
+#: the labels of the largest batch and of the waste of each layout
+FIT_IDS = {"contiguous": "ui.decode.mem.fit_contiguous", "paged": "ui.decode.mem.fit_paged"}
+WASTE_IDS = {"contiguous": "ui.decode.mem.waste_contiguous",
+             "paged": "ui.decode.mem.waste_paged"}
 
 
 # ---- cached step and figures -------------------------------------------------------------
@@ -108,17 +118,17 @@ def _memory_metrics(chip: Chip, p: dict, n: dict) -> None:
             tokens=f"{n['mean']:,}")
     _metric(row[2], "ui.decode.mem.batch", format_bytes(mem["reserved_bytes"]),
             "ui.decode.mem.batch_help", held=format_bytes(mem["batch_bytes"]),
-            layout=state.tr(f"ui.decode.layout.{p['layout']}"))
+            layout=state.tr(CHOICE_IDS["layout"][p["layout"]]))
     _metric(row[3], "ui.decode.mem.weights", format_bytes(fit["paged"]["weight_bytes"]),
             "ui.decode.mem.weights_help", dtype=p["weight_dtype"],
             params=f"{model.params_B:g}", hbm=format_bytes(chip.hbm_bytes))
     row = st.columns(4)
-    for column, name in zip(row, ("contiguous", "paged")):
-        _metric(column, f"ui.decode.mem.fit_{name}", f"{fit[name]['max_batch']:,}",
+    for column, name in zip(row, FIT_IDS):
+        _metric(column, FIT_IDS[name], f"{fit[name]['max_batch']:,}",
                 "ui.decode.mem.fit_help", max_len=f"{p['max_len']:,}", mean=f"{n['mean']:,}",
                 block=p["block_size"])
-    for column, name in zip(row[2:], ("contiguous", "paged")):
-        _metric(column, f"ui.decode.mem.waste_{name}",
+    for column, name in zip(row[2:], WASTE_IDS):
+        _metric(column, WASTE_IDS[name],
                 f"{n['frag'][f'{name}_waste_fraction']:.1%}", "ui.decode.mem.waste_help",
                 bytes=format_bytes(n["frag"][f"{name}_wasted_bytes"]))
 
@@ -203,7 +213,7 @@ def show_layer(scenario: Scenario, s: DecodeStep) -> None:
         for column, kind in zip(st.columns(2), row):
             with column:
                 run_view.show(run_view.result_figure(kind, scenario, lang), key=kind)
-                st.caption(state.tr(f"ui.decode.caption.{kind}"))
+                st.caption(state.tr(CAPTION_IDS[kind]))
 
 
 def show_hbm(s: DecodeStep) -> None:

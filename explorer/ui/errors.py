@@ -2,13 +2,17 @@
 
 Every layer raises ``InputError(field, value, allowed, hint)``; here the sentence around
 those parts comes from the catalogue (``error.invalid_input``, ``error.hint``) and the
-field is prefixed with its translated label when it names a chip field or a kernel
-parameter, so a Chinese reader sees "统一缓冲区 UB (KiB) (910B2 override: ub_KiB)". The
-parts are escaped because they may hold text a user typed into a URL or a file.
+field is led by its translated label when it names a chip field or a parameter, so a
+Chinese reader sees "统一缓冲区 UB (KiB) (910B2 override: ub_KiB)". Every page shows its
+refusals with ``show``; a page that labels its parameters under its own catalogue prefix
+passes its ``label_id`` (``param_labels``), so "params.batch" reads "Batch (params.batch)"
+on the decode page as "n (elements) (params.n)" does on the vector add page. The parts
+are escaped because they may hold text a user typed into a URL or a file.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 
 import streamlit as st
 
@@ -17,6 +21,9 @@ from hardware_presets import FIELDS
 from hardware_presets.errors import InputError
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: a page's labels: a parameter's name -> its label's message id ("" for a word naming none)
+LabelId = Callable[[str], str]
 
 
 def escape(text: object) -> str:
@@ -24,13 +31,40 @@ def escape(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
-def field_label(field: str, lang: str) -> str:
-    """The error's field, led by its translated label when the last word names one."""
+def param_labels(names: Iterable[str], prefix: str | Callable[[str], str]) -> LabelId:
+    """The ``label_id`` of a page whose parameters ``names`` are labelled under ``prefix``
+    (a catalogue prefix, or a function of the name): ``<prefix>.<name>.label``."""
+    known = frozenset(names)
+    prefix_of = prefix if callable(prefix) else lambda _name: prefix
+    return lambda name: param_label_id(name, prefix_of(name)) if name in known else ""
+
+
+def _names(field: str) -> Iterator[str]:
+    """The parameter names a field may mean, the most specific first: from the last word
+    back, each word joined to the one before it ("params.custom: q_heads" means
+    custom_q_heads) before the word alone ("params.lengths[0]" means lengths)."""
+    words = _WORD.findall(field)
+    for i in reversed(range(len(words))):
+        if i:
+            yield f"{words[i - 1]}_{words[i]}"
+        yield words[i]
+
+
+def field_label(field: str, lang: str, label_id: LabelId | None = None) -> str:
+    """The error's field, led by its translated label: a chip field's when its last word
+    names one (and it is not a parameter, "params.<name>"), else the label of the
+    parameter it names, the page's (``label_id``) or, for "params.<name>", the kernel
+    parameters' (``ui.param.<name>.label``); the field alone when nothing names it."""
+    is_param = field.startswith("params.")
     key = re.split(r"[\s:.]+", field.strip())[-1]
-    if key in FIELDS:
+    if key in FIELDS and not is_param:
         return f"{t(FIELDS[key].label_id, lang)} ({field})"
-    if field.startswith("params.") and has(param_label_id(key), lang):
-        return f"{t(param_label_id(key), lang)} ({field})"
+    if label_id is None and not is_param:
+        return field
+    for name in _names(field):
+        msg_id = label_id(name) if label_id is not None else param_label_id(name)
+        if msg_id and has(msg_id, lang):
+            return f"{t(msg_id, lang)} ({field})"
     return field
 
 
@@ -38,16 +72,19 @@ def _value(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def message(exc: InputError, lang: str, *, markdown: bool = True) -> str:
-    """The translated sentence for one InputError (markdown-escaped unless told not to)."""
+def message(exc: InputError, lang: str, *, markdown: bool = True,
+            label_id: LabelId | None = None) -> str:
+    """The translated sentence for one InputError (markdown-escaped unless told not to);
+    ``label_id``: the page's labels of its parameters (``field_label``)."""
     quote = escape if markdown else str
-    text = t("error.invalid_input", lang, field=quote(field_label(exc.field, lang)),
+    text = t("error.invalid_input", lang, field=quote(field_label(exc.field, lang, label_id)),
              value=quote(_value(exc.value)), allowed=quote(exc.allowed))
     if exc.hint:
         text += "\n\n" + t("error.hint", lang, hint=quote(exc.hint))
     return text
 
 
-def show(exc: InputError, lang: str) -> None:
-    """Show one InputError as an error box; the page goes on drawing what it can."""
-    st.error(message(exc, lang), icon=":material/error:")
+def show(exc: InputError, lang: str, label_id: LabelId | None = None) -> None:
+    """Show one InputError as an error box, its field led by its translated label (the
+    page's ``label_id`` for the page's own parameters); the page goes on drawing."""
+    st.error(message(exc, lang, label_id=label_id), icon=":material/error:")

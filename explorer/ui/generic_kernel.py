@@ -40,6 +40,11 @@ VECTOR_METRICS = run_view.KEY_METRICS
 CUBE_METRICS = ("makespan_us", "achieved_tflops", "aic_cube_ratio", "bound",
                 "mte2_ratio", "hbm_GBps", "l2_hit_rate", "roofline_efficiency")
 SUMMARY_ROWS = (("pipe_ratio", "bandwidth"), ("traffic", "load_balance"))
+#: summary figure -> message id of its caption
+CAPTION_IDS = {"pipe_ratio": "ui.kernels.caption.pipe_ratio",
+               "bandwidth": "ui.kernels.caption.bandwidth",
+               "traffic": "ui.kernels.caption.traffic",
+               "load_balance": "ui.kernels.caption.load_balance"}
 
 
 # ---- which kernels, which parameters -----------------------------------------------------
@@ -88,28 +93,45 @@ def _kernel_refusal(text: str, lang: str) -> InputError:
 
 def take_url() -> list[InputError]:
     """Copy the URL's kernel and its parameters into session state (once per session);
-    returns the refused ones: an unknown kernel, unknown names, values out of range."""
+    returns the refused ones: an unknown kernel (its parameters are then left alone),
+    unknown names, values out of range (what is allowed said in the page's language)."""
     found = dict(state.take_url_params())
     lang, refused = state.language(), []
     text = found.pop(URL_KERNEL, None)
     if text is not None:
-        if text in names():
-            st.session_state[KERNEL] = text
-        else:
-            refused.append(_kernel_refusal(text, lang))
+        if text not in names():  # its parameters are meant for it, not for the one shown
+            return [_kernel_refusal(text, lang)]
+        st.session_state[KERNEL] = text
     kernel = chosen()
     if kernel is None:
         return refused
     known = specs(kernel)
     for name, value in found.items():
+        if name not in known:
+            refused.append(InputError(name, value, t("ui.kernels.allowed_param", lang,
+                                                     kernel=kernel, names=", ".join(known))))
+            continue
         try:
-            if name not in known:
-                raise InputError(name, value, t("ui.kernels.allowed_param", lang,
-                                                kernel=kernel, names=", ".join(known)))
             st.session_state[key(kernel, name)] = widgets.url_value(known[name], value)
-        except InputError as exc:
-            refused.append(exc)
+        except InputError as exc:  # the spec's words are English: say it in the page's
+            refused.append(InputError(exc.field, exc.value, allowed(known[name], lang),
+                                      exc.hint))
     return refused
+
+
+def allowed(spec: ParamSpec, lang: str) -> str:
+    """What a parameter takes, translated (``ParamSpec.allowed`` says it in English)."""
+    if spec.choices is not None:
+        return t("ui.kernels.allowed_choices", lang, choices=", ".join(map(str, spec.choices)))
+    if spec.kind is bool:
+        return t("ui.kernels.allowed_flag", lang)
+    if spec.kind is str:
+        return t("ui.kernels.allowed_text", lang, chars=f"{MAX_TEXT:,}")
+    whole = spec.kind is int
+    if spec.min is None or spec.max is None:
+        return t("ui.kernels.allowed_whole" if whole else "ui.kernels.allowed_any", lang)
+    return t("ui.kernels.allowed_integer" if whole else "ui.kernels.allowed_number", lang,
+             min=widgets.number(spec.min), max=widgets.number(spec.max))
 
 
 def url_params(kernel: str, params: Mapping[str, object], seed: int) -> dict[str, object]:
@@ -139,19 +161,21 @@ def help_text(spec: ParamSpec, value_default: object) -> str:
     values = {"name": spec.name, "default": _text(value_default)}
     if spec.unit:
         values["unit"] = widgets.unit(spec.unit)
-    with_unit = "_unit" if spec.unit else ""
+    unit = bool(spec.unit)
     if spec.kind is bool:
         text = state.tr("ui.kernels.help.flag", **values)
     elif spec.choices is not None:
-        text = state.tr("ui.kernels.help.choices" + with_unit,
+        text = state.tr("ui.kernels.help.choices_unit" if unit else "ui.kernels.help.choices",
                         choices=", ".join(map(str, spec.choices)), **values)
     elif spec.kind is str:
-        text = state.tr("ui.kernels.help.text" + with_unit, chars=f"{MAX_TEXT:,}", **values)
+        text = state.tr("ui.kernels.help.text_unit" if unit else "ui.kernels.help.text",
+                        chars=f"{MAX_TEXT:,}", **values)
     elif spec.min is None or spec.max is None:
-        text = state.tr("ui.kernels.help.number" + with_unit, **values)
+        text = state.tr("ui.kernels.help.number_unit" if unit else "ui.kernels.help.number",
+                        **values)
     else:
-        text = state.tr("ui.kernels.help.range" + with_unit, min=widgets.number(spec.min),
-                        max=widgets.number(spec.max), **values)
+        text = state.tr("ui.kernels.help.range_unit" if unit else "ui.kernels.help.range",
+                        min=widgets.number(spec.min), max=widgets.number(spec.max), **values)
     if spec.log_scale:
         text += " " + state.tr("ui.kernels.help.log_scale")
     return text
@@ -268,7 +292,7 @@ def show_figures(scenario: Scenario) -> None:
         for column, kind in zip(st.columns(2), row):
             with column:
                 run_view.show(run_view.result_figure(kind, scenario, lang), key=kind)
-                st.caption(state.tr(f"ui.kernels.caption.{kind}"))
+                st.caption(state.tr(CAPTION_IDS[kind]))
 
 
 def show_roofline(scenario: Scenario) -> None:
@@ -301,7 +325,7 @@ def show_record_figures(scenario: Scenario) -> None:
     for kind in kernels.get(scenario.kernel).figures:
         if kind not in report_figures.KERNEL_FIGURES:
             continue
-        heading = f"report.figure.{kind}"
+        heading = report_figures.FIGURE_IDS.get(kind, "")
         st.subheader(state.tr(heading) if has(heading, lang) else kind)
         run_view.show(record_figure(kind, scenario, lang), key=f"record_{kind}")
 

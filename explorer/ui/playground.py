@@ -6,17 +6,14 @@ UB override on the chip page changes what is offered here). Values are clamped i
 valid set before the widgets are drawn, so the page never starts from an invalid state;
 values from the URL are checked by the parameter specs and refused with a message.
 
-A scenario file (TOML or JSON, the other half of "Download scenario") loads back here, so
-a workshop can hand out a file instead of a recipe. It is parsed as data only
-(``Scenario.from_file_text``: no pickle, no eval) and validated as a whole; then its
-preset, overrides, parameters and seed become the session's values, which the widgets
-mirror on the rerun. A bad file leaves everything as it was and says why, translated.
+A scenario file or report loads back through the page's downloads
+(``run_view.show_upload``, as on every kernel page): it becomes the page's URL, which
+``take_url`` reads into the widgets.
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer.core import Scenario
 from explorer.core.scenario import SEED_MAX
 from explorer.ui import errors, state, widgets
 from hardware_presets import Chip
@@ -28,8 +25,6 @@ PREFIX = "va."  # session keys of this page's values: va.n, va.tile, ...
 URL_NAMES = (*SPECS, "seed")
 #: the playground refuses bigger programs: the emulator would take seconds, not a blink
 UI_MAX_INSTRUCTIONS = 300_000
-FILE_MAX_BYTES = 64 * 1024  # a scenario is a few hundred bytes; refuse anything huge
-_FILE_ERROR, _FILE_LOADED = "scenario_file_error", "scenario_file_loaded"
 
 
 def _key(name: str) -> str:
@@ -142,56 +137,3 @@ def check_size(chip: Chip, params: dict) -> None:
             "ui.va.too_many", count=f"{count:,}", limit=f"{UI_MAX_INSTRUCTIONS:,}"),
             hint=state.tr("ui.va.too_many_hint"))
 
-
-# ---- scenario files ----------------------------------------------------------------------
-def _read(upload) -> Scenario:
-    """The uploaded file as a validated scenario of this page's kernel."""
-    data = upload.getvalue()
-    if len(data) > FILE_MAX_BYTES:
-        raise InputError(upload.name, f"{len(data):,} bytes",
-                         f"at most {FILE_MAX_BYTES:,} bytes")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(upload.name, "(file)", "UTF-8 text") from None
-    scenario = Scenario.from_file_text(text, upload.name)
-    if scenario.kernel != vector_add.NAME:
-        raise InputError(f"{upload.name}: kernel", scenario.kernel, vector_add.NAME)
-    return scenario
-
-
-def _apply(scenario: Scenario) -> None:
-    """Make the scenario the session's chip and this page's parameters."""
-    st.session_state[state.PRESET] = scenario.preset
-    state.set_overrides(scenario.overrides_dict)
-    for name, value in scenario.params_dict.items():
-        st.session_state[_key(name)] = value
-    st.session_state[_key("seed")] = scenario.seed
-
-
-def _on_upload() -> None:
-    upload = st.session_state.get("w.scenario_file")
-    if upload is None:
-        return
-    try:
-        scenario = _read(upload)
-    except InputError as exc:
-        st.session_state[_FILE_ERROR] = exc
-        return
-    _apply(scenario)
-    st.session_state[_FILE_LOADED] = scenario.name or upload.name
-
-
-def uploader() -> None:
-    """An expander with the file uploader, and the outcome of the last upload (once)."""
-    with st.expander(state.tr("ui.scenario.load")):
-        st.file_uploader(state.tr("ui.scenario.file"), type=["toml", "json"],
-                         key="w.scenario_file", on_change=_on_upload,
-                         help=state.tr("ui.scenario.file_help"),
-                         max_upload_size=widgets.upload_limit_mb(FILE_MAX_BYTES))
-    error = st.session_state.pop(_FILE_ERROR, None)
-    if error is not None:
-        errors.show(error, state.language())
-    loaded = st.session_state.pop(_FILE_LOADED, None)
-    if loaded is not None:
-        st.success(state.tr("ui.scenario.loaded", name=errors.escape(loaded)))

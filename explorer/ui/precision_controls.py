@@ -19,7 +19,8 @@ import streamlit as st
 
 from explorer.core import precision_study as ps
 from explorer.core.i18n import t
-from explorer.ui import state, widgets
+from explorer.ui import errors, state, widgets
+from explorer.ui.gemm_controls import labels
 from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
 from kernels.common.accumulate import STRATEGIES
@@ -47,20 +48,34 @@ PARAMS = (
 )
 SPECS = {spec.name: spec for spec in PARAMS}
 LABEL_PREFIX = "ui.precision.param"
+#: the catalogue id of every choice of the choice parameters named in words, by parameter
+#: (ids written out, see tests/test_message_ids.py); the explanations name theirs from here
+CHOICE_IDS = {
+    "kernel": {"gemm": "ui.precision.kernel.gemm",
+               "attention_score": "ui.precision.kernel.attention_score",
+               "kv_storage": "ui.precision.kernel.kv_storage"},
+    "distribution": {"gaussian": "ui.precision.distribution.gaussian",
+                     "uniform": "ui.precision.distribution.uniform",
+                     "outliers": "ui.precision.distribution.outliers"},
+    "accumulate": {"fp32": "ui.precision.strategy.fp32", "fp16": "ui.precision.strategy.fp16",
+                   "pairwise": "ui.precision.strategy.pairwise",
+                   "kahan": "ui.precision.strategy.kahan"},
+    "granularity": {"tensor": "ui.precision.granularity.tensor",
+                    "channel": "ui.precision.granularity.channel",
+                    "token": "ui.precision.granularity.token",
+                    "group": "ui.precision.granularity.group"},
+    "scheme": {"symmetric": "ui.precision.scheme.symmetric",
+               "asymmetric": "ui.precision.scheme.asymmetric"},
+}
 
 
 PAGE = PageParams(PREFIX, SPECS)
 key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
+#: the label of each parameter, for ``errors.show`` ("M (rows of A and C) (params.M)")
+label_id = errors.param_labels(SPECS, LABEL_PREFIX)
 
 
 # ---- labels ------------------------------------------------------------------------------
-def labels(prefix: str) -> Callable[[object], str]:
-    """format_func naming a choice by ``<prefix>.<choice>``; the language is bound now
-    (AppTest may call a format_func outside the script run)."""
-    lang = state.language()
-    return lambda choice: t(f"{prefix}.{choice}", lang)
-
-
 def _format_label(chip: Chip, unit: str) -> Callable[[str], str]:
     """Formats as offered: those the chip's ``unit`` lacks are marked (and explained)."""
     lang, have, name = state.language(), chip_formats(chip)[unit], chip.display_name
@@ -89,11 +104,11 @@ def _shape_names(operation: str) -> tuple[str, ...]:
 def _problem(where) -> dict:
     where.markdown(f"**{state.tr('ui.precision.group.problem')}**")
     p = {"kernel": _widget("kernel", where, options=ps.OPERATIONS,
-                           format_func=labels("ui.precision.kernel"))}
+                           format_func=labels(CHOICE_IDS["kernel"]))}
     for name in _shape_names(p["kernel"]):
         p[name] = _widget(name, where)
     p["distribution"] = _widget("distribution", where,
-                                format_func=labels("ui.precision.distribution"))
+                                format_func=labels(CHOICE_IDS["distribution"]))
     p["seed"] = _widget("seed", where)
     return p
 
@@ -107,7 +122,7 @@ def _formats(chip: Chip, p: dict, where) -> dict:
     p["compute"] = _widget("compute", where, options=compute,
                            format_func=_format_label(chip, "cube"))
     p["accumulate"] = _widget("accumulate", where, options=STRATEGIES,
-                              format_func=labels("ui.precision.strategy"))
+                              format_func=labels(CHOICE_IDS["accumulate"]))
     p["output"] = _widget("output", where, options=output)
     return p
 
@@ -117,8 +132,8 @@ def _quantization(p: dict, where) -> dict:
     if p["storage"] not in ps.INT_FORMATS:
         where.caption(state.tr("ui.precision.quant_unused", storage=p["storage"]))
     p["granularity"] = _widget("granularity", where,
-                               format_func=labels("ui.precision.granularity"))
-    p["scheme"] = _widget("scheme", where, format_func=labels("ui.precision.scheme"))
+                               format_func=labels(CHOICE_IDS["granularity"]))
+    p["scheme"] = _widget("scheme", where, format_func=labels(CHOICE_IDS["scheme"]))
     p["group_size"] = _widget("group_size", where)
     return p
 

@@ -14,6 +14,7 @@ import streamlit as st
 from explorer.core import precision_study as ps
 from explorer.plots import precision as pp
 from explorer.ui import run_view, state
+from explorer.ui.precision_controls import CHOICE_IDS
 from kernels.common.formats import FORMATS
 from kernels.common.precision import format_of
 
@@ -22,15 +23,33 @@ OPERAND_IDS = {"gemm": "ui.precision.map.operand_gemm",
                "attention": "ui.precision.map.operand_kv"}
 #: Ascend C element types of the formats
 C_TYPES = {name: fmt.c_type for name, fmt in FORMATS.items()}
+#: why a configuration cannot run, by the problem's status
+PROBLEM_IDS = {"not_on_chip": "ui.precision.problem_not_on_chip",
+               "impossible": "ui.precision.problem_impossible"}
+#: what each Fixpipe quantPre mode does (``precision_study.stages``' "fixpipe")
+MODE_IDS = {"NoQuant": "ui.precision.map.mode.NoQuant",
+            "F322F16": "ui.precision.map.mode.F322F16",
+            "F322BF16": "ui.precision.map.mode.F322BF16",
+            "QF322B8_PRE": "ui.precision.map.mode.QF322B8_PRE",
+            "DEQF16": "ui.precision.map.mode.DEQF16", "VDEQF16": "ui.precision.map.mode.VDEQF16",
+            "QS322BF16_PRE": "ui.precision.map.mode.QS322BF16_PRE",
+            "VQS322BF16_PRE": "ui.precision.map.mode.VQS322BF16_PRE",
+            "REQ8": "ui.precision.map.mode.REQ8", "VREQ8": "ui.precision.map.mode.VREQ8"}
+#: how L0C and the vector unit accumulate, by ``stages``' "acc" (a strategy, or int32)
+ACC_IDS = {"fp32": "ui.precision.map.acc.fp32", "int32": "ui.precision.map.acc.int32",
+           "fp16": "ui.precision.map.acc.fp16", "pairwise": "ui.precision.map.acc.pairwise",
+           "kahan": "ui.precision.map.acc.kahan"}
+#: the background, one paragraph each
+EXPLAIN_IDS = ("ui.precision.explain.formats", "ui.precision.explain.bounds",
+               "ui.precision.explain.granularity", "ui.precision.explain.cost")
 
 
 def problems(operation: str, shape: tuple, cfg: ps.PrecisionConfig) -> tuple[ps.Problem, ...]:
     """Show why the user's configuration cannot run (translated); returns the problems."""
     found = ps.problems(operation, shape, cfg, state.chip())
     for problem in found:
-        key = f"ui.precision.problem_{problem.status}"
-        st.error(state.tr(key, reason=state.tr(problem.msg_id, **problem.values)),
-                 icon=":material/error:")
+        reason = state.tr(problem.msg_id, **problem.values)
+        st.error(state.tr(PROBLEM_IDS[problem.status], reason=reason), icon=":material/error:")
     if cfg.compute == "int8" and cfg.accumulate != "fp32":
         st.info(state.tr("ui.precision.int8_acc", acc=cfg.accumulate), icon=":material/info:")
     return found
@@ -52,7 +71,7 @@ def show_sandwich(operation: str, cfg: ps.PrecisionConfig, cfg_key: tuple,
 
 # ---- Ascend C ----------------------------------------------------------------------------
 def _granularity_words(cfg: ps.PrecisionConfig, operation: str) -> str:
-    words = state.tr(f"ui.precision.granularity.{cfg.granularity}")
+    words = state.tr(CHOICE_IDS["granularity"][cfg.granularity])
     if cfg.granularity == "group":
         words += " " + state.tr("ui.precision.map.group_of", size=cfg.group_size,
                                 axis=ps.REDUCTION_AXIS[operation])
@@ -64,7 +83,7 @@ def _storage_line(operation: str, cfg: ps.PrecisionConfig) -> str:
     if cfg.quantized:
         return state.tr("ui.precision.map.storage_int", operand=operand, fmt=cfg.storage,
                         granularity=_granularity_words(cfg, operation), scheme=state.tr(
-                            f"ui.precision.scheme.{cfg.scheme}"))
+                            CHOICE_IDS["scheme"][cfg.scheme]))
     return state.tr("ui.precision.map.storage_float", operand=operand, fmt=cfg.storage,
                     bytes=f"{format_of(cfg.storage).bytes:g}")
 
@@ -83,7 +102,7 @@ def _output_line(st_: dict, chip) -> str:
                         acc=st_["l0c"], out=st_["gm_out"])
     mode = st_["fixpipe"]
     return state.tr("ui.precision.map.fixpipe", mode=mode, out=st_["gm_out"],
-                    meaning=state.tr(f"ui.precision.map.mode.{mode}"))
+                    meaning=state.tr(MODE_IDS[mode]))
 
 
 def mapping_lines(operation: str, cfg: ps.PrecisionConfig) -> list[str]:
@@ -95,7 +114,7 @@ def mapping_lines(operation: str, cfg: ps.PrecisionConfig) -> list[str]:
                           a=C_TYPES[st_["l0"]], c=C_TYPES[st_["l0c"]]))
     if st_["hf32"]:
         lines.append(state.tr("ui.precision.map.hf32"))
-    lines.append(state.tr(f"ui.precision.map.acc.{st_['acc']}"))
+    lines.append(state.tr(ACC_IDS[st_["acc"]]))
     lines.append(_output_line(st_, chip))
     if cfg.compute == "int8":
         lines.append(state.tr("ui.precision.map.w8a8"))
@@ -111,5 +130,5 @@ def show_mapping(operation: str, cfg: ps.PrecisionConfig) -> None:
 def explain() -> None:
     """The background: bounds, quantisation granularity, the blog's claim."""
     with st.expander(state.tr("ui.precision.explain.title"), expanded=False):
-        for part in ("formats", "bounds", "granularity", "cost"):
-            st.markdown(state.tr(f"ui.precision.explain.{part}"))
+        for msg_id in EXPLAIN_IDS:
+            st.markdown(state.tr(msg_id))

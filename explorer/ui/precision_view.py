@@ -28,6 +28,18 @@ TABLE_CAPTIONS = {"gemm": "ui.precision.table_gemm", "attention": "ui.precision.
 PARETO_CAPTIONS = {"gemm": "ui.precision.pareto_gemm",
                    "attention": "ui.precision.pareto_attention"}
 BLOG_VALUES, BLOG_BETA = 4096, 0.5
+#: the name of each standard configuration (``precision_study.STANDARD``) and the user's
+CONFIG_IDS = {"fp32": "ui.precision.config.fp32", "hf32": "ui.precision.config.hf32",
+              "bf16": "ui.precision.config.bf16", "sandwich": "ui.precision.config.sandwich",
+              "fp16_acc": "ui.precision.config.fp16_acc",
+              "w8_channel": "ui.precision.config.w8_channel",
+              "w4_group": "ui.precision.config.w4_group", "w8a8": "ui.precision.config.w8a8",
+              "kv8_token": "ui.precision.config.kv8_token",
+              "kv8_channel": "ui.precision.config.kv8_channel",
+              "kv4_group": "ui.precision.config.kv4_group", YOURS: "ui.precision.config.yours"}
+#: a configuration's status in the table (``precision_study.table_row``)
+STATUS_IDS = {"ok": "ui.precision.status.ok", "not_on_chip": "ui.precision.status.not_on_chip",
+              "impossible": "ui.precision.status.impossible"}
 
 
 def cfg_tuple(cfg: ps.PrecisionConfig) -> tuple:
@@ -76,7 +88,7 @@ def element_errors(operation: str, shape: tuple, distribution: str, seed: int,
 
 # ---- the table ---------------------------------------------------------------------------
 def config_name(name: str, lang: str) -> str:
-    return t(f"ui.precision.config.{name}", lang)
+    return t(CONFIG_IDS[name], lang)
 
 
 def note(row_: pd.Series, lang: str) -> str:
@@ -112,7 +124,7 @@ def display_table(df: pd.DataFrame, lang: str) -> pd.DataFrame:
         col("moved"): [format_bytes(v) for v in df["moved_bytes"]],
         col("footprint"): [format_bytes(v) for v in df["footprint_bytes"]],
         col("scales"): [format_bytes(v) for v in df["scale_bytes"]],
-        col("status"): [t(f"ui.precision.status.{s}", lang) for s in df["status"]],
+        col("status"): [t(STATUS_IDS[s], lang) for s in df["status"]],
         col("why"): [note(r, lang) for _, r in df.iterrows()],
     })
 

@@ -18,6 +18,7 @@ import streamlit as st
 from explorer import plots
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
+from explorer.core.metrics import METRIC_DEF_IDS
 from explorer.plots import report, report_figures
 from explorer.ui import errors, state, widgets
 from hardware_presets.errors import InputError
@@ -28,6 +29,10 @@ VIEW_CORES, VIEW_WINDOW = "view.cores", "w.view.window"
 FULL_WINDOW = (0.0, 100.0)
 #: cores drawn at first: 48 cores x 3 pipes would make a chart thousands of pixels tall
 DEFAULT_CORES = 8
+#: what each summary figure shows (the vector add page's words, shared by the kernel pages)
+CAPTION_IDS = {"pipe_ratio": "ui.va.caption.pipe_ratio", "bandwidth": "ui.va.caption.bandwidth",
+               "traffic": "ui.va.caption.traffic", "load_balance": "ui.va.caption.load_balance",
+               "roofline": "ui.va.caption.roofline"}
 
 
 # ---- cached figures ----------------------------------------------------------------------
@@ -69,7 +74,7 @@ def show_metrics(result: Result, names: tuple[str, ...] = KEY_METRICS) -> None:
         row = names[start:start + 4]
         widths = [1.5 if name == "bound" else 1.0 for name in row]  # "latency / sync"
         for column, name in zip(st.columns(widths), row):
-            help_id = f"metric.{name}.def"
+            help_id = METRIC_DEF_IDS.get(name, "")
             column.metric(metric_label(name), metric_value(name, result.metrics[name]),
                           help=state.tr(help_id) if has(help_id) else None, border=True)
 
@@ -108,12 +113,12 @@ def show_figures(scenario: Scenario) -> None:
         for column, kind in zip(st.columns(2), row):
             with column:
                 show(result_figure(kind, scenario, lang), key=kind)
-                st.caption(state.tr(f"ui.va.caption.{kind}"))
+                st.caption(state.tr(CAPTION_IDS[kind]))
 
 
 def show_roofline(scenario: Scenario) -> None:
     show(result_figure("roofline", scenario, state.language()), key="roofline")
-    st.caption(state.tr("ui.va.caption.roofline"))
+    st.caption(state.tr(CAPTION_IDS["roofline"]))
 
 
 def show_check(check, passed_id: str, failed_id: str, values: dict, notes) -> None:

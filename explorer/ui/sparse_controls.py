@@ -13,16 +13,14 @@ its ranges, a few capped lower so that the page answers in seconds. The page sta
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import streamlit as st
 
-from explorer.core.i18n import has
 from explorer.plots.sparse import policy_name
-from explorer.ui import errors, state, widgets
-from explorer.ui.decode_controls import labels
+from explorer.ui import state, widgets
+from explorer.ui.decode_controls import CHOICE_IDS
+from explorer.ui.gemm_controls import labels
 from explorer.ui.page_params import PageParams
-from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.decode import workload as wl
@@ -31,6 +29,7 @@ from kernels.sparse import data as sd
 from kernels.sparse.policies import POLICIES
 
 SOURCES = ("synthetic", "upload")
+SOURCE_IDS = {"synthetic": "ui.sparse.source.synthetic", "upload": "ui.sparse.source.upload"}
 _DECODE = {s.name: s for s in dp.PARAMS}
 #: the page's caps on the synthetic knobs (the study takes seconds beyond them)
 PAGE_CAPS = {"tokens": 16_384, "head_dim": 256, "kv_heads": 8, "group": 16,
@@ -71,7 +70,6 @@ EXAMPLES = {
     "quest": {"sparse": "quest", "keep_ratio": 0.1, "page_size": 16},
     "streaming": {"sparse": "streaming", "heavy_hitters": 32, "heavy_strength": 5.0},
 }
-_NAME = re.compile(r"[a-z_]+")
 
 
 PAGE = PageParams("sa.", SPECS, UI_DEFAULTS, EXAMPLES)  # session keys sa.sparse, sa.batch...
@@ -79,8 +77,10 @@ key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
 
 
 def label_id(name: str) -> str:
-    """The catalogue id of a parameter's label (the decode page's for the workload)."""
-    return f"{_prefix(name)}.{name}.label"
+    """The catalogue id of a parameter's label (the decode page's for the workload), for
+    the widgets drawn here and for ``errors.show``, which leads a refused field with it
+    ("Keep ratio (params.keep_ratio)"); "" for a word that names no parameter of the page."""
+    return f"{_prefix(name)}.{name}.label" if name in SPECS else ""
 
 
 def _prefix(name: str) -> str:
@@ -89,7 +89,7 @@ def _prefix(name: str) -> str:
     return "ui.decode.param" if name in WORKLOAD else "ui.sparse.param"
 
 
-# ---- URL, examples, errors ---------------------------------------------------------------
+# ---- URL, examples -----------------------------------------------------------------------
 def url_params(p: dict) -> dict:
     """The parameters of the scenario: knobs only where they leave the defaults (and only
     for synthetic data), the uploaded file never."""
@@ -104,15 +104,6 @@ def examples() -> None:
     PAGE.example_row("ui.sparse.example", "sa_example")
 
 
-def show_error(exc: InputError) -> None:
-    """``errors.show``, the field led by this page's label ("Keep ratio (keep_ratio)")."""
-    known = [n for n in _NAME.findall(exc.field) if n in SPECS and has(label_id(n))]
-    if known:
-        field = f"{state.tr(label_id(known[-1]))} ({exc.field})"
-        exc = InputError(field, exc.value, exc.allowed, exc.hint)
-    errors.show(exc, state.language())
-
-
 # ---- widgets -----------------------------------------------------------------------------
 def _widget(name: str, where, **kwargs):
     st.session_state.setdefault(key(name), value(name))
@@ -124,7 +115,7 @@ def _float(name: str, where, step: float):
     """A number input for a float parameter over its whole range."""
     spec = SPECS[name]
     return where.number_input(
-        widgets.param_label(spec, _prefix(name)), min_value=float(spec.min),
+        state.tr(label_id(name)), min_value=float(spec.min),
         max_value=float(spec.max), step=step, format="%g",
         help=widgets.param_help(spec, prefix=_prefix(name)),
         **state.bound(key(name), value(name)))
@@ -147,7 +138,7 @@ def _workload(p: dict, where) -> dict:
     p["model"] = _widget("model", where, format_func=lambda n: load_model(n).display_name)
     p["batch"] = _widget("batch", where)
     p["distribution"] = _widget("distribution", where,
-                                format_func=labels("ui.decode.distribution"))
+                                format_func=labels(CHOICE_IDS["distribution"]))
     for name in ("mean_len", "max_len", "kv_dtype"):
         p[name] = _widget(name, where)
     return p
@@ -156,7 +147,7 @@ def _workload(p: dict, where) -> dict:
 def _knob_widget(name: str, where):
     if name == "norm_relation":
         spec = SPECS[name]
-        return where.slider(widgets.param_label(spec, _prefix(name)), -1.0, 1.0, step=0.1,
+        return where.slider(state.tr(label_id(name)), -1.0, 1.0, step=0.1,
                             help=widgets.param_help(spec, prefix=_prefix(name)),
                             **state.bound(key(name), value(name)))
     if SPECS[name].kind is float:
@@ -167,7 +158,7 @@ def _knob_widget(name: str, where):
 def _data(p: dict, where) -> dict:
     """Synthetic inputs (main knobs, then the rest in an expander) or an uploaded dump."""
     where.markdown(f"**{state.tr('ui.sparse.group.data')}**")
-    p["source"] = _widget("source", where, format_func=labels("ui.sparse.source"))
+    p["source"] = _widget("source", where, format_func=labels(SOURCE_IDS))
     if p["source"] == "upload":
         p.update({k: value(k) for k in KNOBS})
         p["upload"] = where.file_uploader(
@@ -197,6 +188,6 @@ def head_slider(kv_heads: int) -> int:
     if kv_heads == 1:
         return 0
     spec = SPECS["head"]
-    return st.slider(widgets.param_label(spec, _prefix("head")), 0, kv_heads - 1, step=1,
+    return st.slider(state.tr(label_id("head")), 0, kv_heads - 1, step=1,
                      help=widgets.param_help(spec, prefix=_prefix("head")),
                      **state.bound(key("head"), value("head")))

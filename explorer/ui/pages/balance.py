@@ -20,7 +20,7 @@ from explorer.plots.balance import policy_name
 from explorer.ui import balance_controls as controls
 from explorer.ui import balance_explain as explain
 from explorer.ui import balance_view as view
-from explorer.ui import state, widgets
+from explorer.ui import errors, state, widgets
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 
@@ -46,7 +46,7 @@ def _outcomes(p: dict):
         chip = view.page_chip(p)
         return chip, *(_synthetic if p["source"] == "synthetic" else _decode)(chip, p)
     except InputError as exc:
-        controls.show_error(exc)
+        errors.show(exc, state.language(), controls.label_id)
         return None
 
 
@@ -92,7 +92,7 @@ def main() -> None:
     chip = state.chip()
     explain.show_intro(chip)
     for exc in controls.take_url() + controls.within_chip(chip):
-        controls.show_error(exc)
+        errors.show(exc, state.language(), controls.label_id)
     controls.examples()
     p = controls.controls(chip)
     found = _outcomes(p)

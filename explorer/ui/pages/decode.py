@@ -22,6 +22,7 @@ from explorer.ui import (
     decode_controls,
     decode_explain,
     decode_view,
+    errors,
     run_view,
     state,
     widgets,
@@ -36,7 +37,7 @@ def _checked(chip: Chip, params: dict) -> dict | None:
     try:
         return decode.check(chip, params)
     except InputError as exc:
-        decode_controls.show_error(exc)
+        errors.show(exc, state.language(), decode_controls.label_id)
         return None
 
 
@@ -48,7 +49,7 @@ def _scenario(chip: Chip, params: dict, p: dict, workload, seed: int) -> Scenari
         decode_view.check_size(chip, p, lengths)
         return Scenario.make(state.preset(), "decode", params, state.overrides(), seed=seed)
     except InputError as exc:
-        decode_controls.show_error(exc)
+        errors.show(exc, state.language(), decode_controls.label_id)
         return None
 
 
@@ -58,7 +59,7 @@ def _results(scenario: Scenario) -> None:
         with st.spinner(state.tr("ui.decode.running")):
             s = decode_view.step(scenario)
     except InputError as exc:
-        decode_controls.show_error(exc)
+        errors.show(exc, state.language(), decode_controls.label_id)
         return
     st.subheader(state.tr("ui.decode.step.title"))
     decode_view.show_step(s)
@@ -88,7 +89,7 @@ def main() -> None:
     st.caption(state.tr("ui.decode.intro", chip=chip.display_name,
                         cores=len(chip.vector_core_ids())))
     for exc in decode_controls.take_url():
-        decode_controls.show_error(exc)
+        errors.show(exc, state.language(), decode_controls.label_id)
     decode_controls.examples()
     params = decode_controls.controls(chip)
     seed = params.pop("seed")

@@ -18,11 +18,15 @@ from explorer.ui import (
     gemm_controls,
     gemm_explain,
     gemm_view,
+    kernel_pages,
     run_view,
     state,
     widgets,
 )
 from hardware_presets.errors import InputError
+
+#: the page's labels of its parameters, leading its refusals ("blockDim (...) (params.block_dim)")
+LABEL_ID = kernel_pages.PAGES["gemm"].label_id
 
 
 def _scenario(params: dict, seed: int) -> Scenario | None:
@@ -32,7 +36,7 @@ def _scenario(params: dict, seed: int) -> Scenario | None:
         gemm_controls.check_size(scenario.params_dict)
         return scenario
     except InputError as exc:
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), LABEL_ID)
         return None
 
 
@@ -42,7 +46,7 @@ def _results(scenario: Scenario) -> None:
         with st.spinner(state.tr("ui.gemm.running")):
             result = state.simulate(scenario)
     except InputError as exc:
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), LABEL_ID)
         return
     st.subheader(state.tr("ui.gemm.metrics"))
     gemm_view.show_metrics(result)
@@ -61,7 +65,7 @@ def main() -> None:
     st.caption(state.tr("ui.gemm.intro", chip=chip.display_name,
                         cores=len(chip.cube_core_ids())))
     for exc in gemm_controls.take_url():
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), LABEL_ID)
     gemm_controls.examples()
     params = gemm_controls.controls(chip)
     seed = params.pop("seed")

@@ -17,12 +17,15 @@ from explorer.ui import errors, state, widgets
 from explorer.ui import multicard_view as view
 from hardware_presets.errors import InputError
 
+#: the page's labels of its parameters, leading its refusals
+LABEL_ID = errors.param_labels(view.SPECS, view.LABELS)
+
 
 def _scenario(params: dict) -> Scenario | None:
     try:
         return Scenario.make(state.preset(), "decode", params, state.overrides())
     except InputError as exc:
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), LABEL_ID)
         return None
 
 
@@ -32,7 +35,7 @@ def _selected(scenario: Scenario, cards: int, ic: mc.Interconnect) -> None:
         with st.spinner(state.tr("ui.mc.running")):
             step = mc.simulate_multicard(scenario, cards, ic, decode=view.decode_step)
     except InputError as exc:
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), LABEL_ID)
         return
     view.show_step(step)
 
@@ -48,7 +51,7 @@ def main() -> None:
     st.title(state.tr("ui.mc.title"))
     st.caption(state.tr("ui.mc.intro", chip=state.chip().display_name))
     for exc in view.take_url():
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), LABEL_ID)
     c = view.controls()
     ic = view.interconnect()
     scenario = _scenario(c["params"])
@@ -60,7 +63,7 @@ def main() -> None:
             view.show_scaling(table, scenario)
             view.show_claims(table, ic, c["params"]["impl"])
         except InputError as exc:
-            errors.show(exc, state.language())
+            errors.show(exc, state.language(), LABEL_ID)
     _explain()
     state.sync_url({k: view.value(k) for k in view.SPECS})
 

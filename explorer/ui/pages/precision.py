@@ -63,12 +63,12 @@ def main() -> None:
     st.title(state.tr("ui.precision.title"))
     st.caption(state.tr("ui.precision.intro", chip=chip.display_name))
     for exc in precision_controls.take_url():
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), precision_controls.label_id)
     params = precision_controls.controls(chip)
     try:
         _study(params)
     except InputError as exc:
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), precision_controls.label_id)
     precision_explain.explain()
     state.sync_url(precision_controls.url_params(params))
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import advisor_view, state, widgets
+from explorer.ui import advisor_view, errors, state, widgets
 from explorer.ui import sparse_controls as controls
 from explorer.ui import sparse_explain as explain
 from explorer.ui import sparse_view as view
@@ -30,7 +30,7 @@ def _inputs(p: dict):
     try:
         found = view.inputs(p)
     except InputError as exc:
-        controls.show_error(exc)
+        errors.show(exc, state.language(), controls.label_id)
         explain.show_format()
         return None
     if found is None:
@@ -49,7 +49,7 @@ def _accuracy(p: dict) -> float | None:
     try:
         view.show_accuracy(p, found)
     except InputError as exc:
-        controls.show_error(exc)
+        errors.show(exc, state.language(), controls.label_id)
         return None
     st.subheader(state.tr("ui.sparse.kept_title"))
     rho = view.show_kept(p, found)
@@ -65,7 +65,7 @@ def _cost(chip: Chip, p: dict) -> None:
         with st.spinner(state.tr("ui.sparse.running")):
             s = view.step(scenario)
     except InputError as exc:
-        controls.show_error(exc)
+        errors.show(exc, state.language(), controls.label_id)
         return
     explain.show_workload(p, s)
     view.show_memory(s)
@@ -85,7 +85,7 @@ def main() -> None:
     chip = state.chip()
     explain.show_intro(chip)
     for exc in controls.take_url():
-        controls.show_error(exc)
+        errors.show(exc, state.language(), controls.label_id)
     controls.examples()
     p = controls.controls()
     rho = _accuracy(p)

@@ -13,6 +13,9 @@ from explorer.core import Scenario
 from explorer.ui import advisor_view, errors, playground, run_view, state, widgets
 from hardware_presets.errors import InputError
 
+#: what the run shows for each BUFFER_NUM (and what to try next)
+NOW_IDS = {1: "ui.va.explain.now_bn1", 2: "ui.va.explain.now_bn2"}
+
 
 def _explain(result) -> None:
     """CopyIn / Compute / CopyOut, TQue, BUFFER_NUM and the Ascend C APIs behind them."""
@@ -22,7 +25,7 @@ def _explain(result) -> None:
     st.markdown(state.tr("ui.va.explain.buffer_num"))
     if result is not None:
         bn = result.params["buffer_num"]
-        st.info(state.tr(f"ui.va.explain.now_bn{bn}", overlap=run_view.metric_value(
+        st.info(state.tr(NOW_IDS[bn], overlap=run_view.metric_value(
             "overlap_ratio", result.metrics["overlap_ratio"])))
     with st.expander(state.tr("ui.va.explain.api_title")):
         st.markdown(state.tr("ui.va.explain.api"))
@@ -59,7 +62,6 @@ def main() -> None:
     st.title(state.tr("ui.va.title"))
     st.caption(state.tr("ui.va.intro", chip=chip.display_name))
     playground.take_url(state.language())
-    playground.uploader()
     params = playground.controls(state.chip())
     result = None
     if params is not None:
