@@ -137,6 +137,7 @@ class ProgramBuilder:
         self._dep_before: list[np.ndarray] = []
         self._regions: list[np.ndarray] = []
         self._n_regions = 0
+        self._named: dict[str, tuple[int, np.ndarray]] = {}
         self._ops: dict[str, int] = {}
         self._barrier_size: list[int] = []
         self._launches: list[tuple[str, int]] = []
@@ -153,6 +154,20 @@ class ProgramBuilder:
         ids = np.arange(self._n_regions, self._n_regions + len(sizes), dtype=np.int64)
         self._regions.append(sizes)
         self._n_regions += len(sizes)
+        return ids
+
+    def named_regions(self, name: str, nbytes) -> np.ndarray:
+        """Regions that every op of the program asking for ``name`` shares (a workspace the
+        framework hands each launch from one pool); each is as large as its largest
+        request. The same name must always ask for the same number of regions."""
+        sizes = np.atleast_1d(np.asarray(nbytes, dtype=np.int64))
+        if name not in self._named:
+            self._named[name] = (len(self._regions), self.regions(sizes))
+            return self._named[name][1]
+        chunk, ids = self._named[name]
+        if len(ids) != len(sizes):
+            raise ValueError(f"{name!r}: {len(sizes)} regions asked, {len(ids)} named")
+        self._regions[chunk] = np.maximum(self._regions[chunk], sizes)
         return ids
 
     def regions_by_key(self, keys, nbytes) -> np.ndarray:

@@ -178,7 +178,7 @@ def instruction_count(chip: Chip, s: LinearShape) -> int:
     steps = len(m_blocks) * p.chunks(s)
     per_step = 4  # x, L0A, L0B, Mmad, and what fills L1 with W:
     if s.weight_dtype == "int8":
-        per_step += antiquant.instructions_per_tile(chip, _pieces(chip, s, p))
+        per_step += antiquant.instructions_per_tile(chip, _pieces(chip, s, p), s.act_dtype)
     else:
         per_step += 1
     out = 1 if chip.has_fixpipe else 2
@@ -215,7 +215,10 @@ def emit(b: ProgramBuilder, chip: Chip, s: LinearShape, nxt: int, *, src: int | 
         b.regions_by_key(m_block[task] * kc + chunk, rows * ks * ab)
     x = b.transfer(core, Pipe.MTE2, "CopyIn x", Level.GM, Level.L1, rows * ks * ab, seq,
                    region=x_region, task=task)
-    w, top = _weight_loads(b, chip, s, pl, core, task, ks, cols, w_bytes, seq, nxt, it)
+    loop = {"core": core, "task": task, "it": it, "seq": seq, "w_bytes": w_bytes,
+            "stored": ks * cols * DTYPE_BYTES[s.weight_dtype],
+            "tile": n_tile[task] * kc + chunk}  # which weight tile: read once per m-block
+    w, top = _weight_loads(b, chip, s, pl, loop, nxt)
     a = b.transfer(core, Pipe.MTE1, "LoadData x -> L0A", Level.L1, Level.L0A,
                    rows * ks * ab, seq + 1 + w_span, task=task)
     bb = b.transfer(core, Pipe.MTE1, "LoadData W -> L0B", Level.L1, Level.L0B, w_bytes,
@@ -249,16 +252,17 @@ def emit(b: ProgramBuilder, chip: Chip, s: LinearShape, nxt: int, *, src: int | 
     return max(int(seq.max(initial=nxt)) + stages + 2, top)
 
 
-def _weight_loads(b, chip, s, pl, core, task, ks, cols, w_bytes, seq, nxt, it):
-    """The weight tile into L1: a cold GM read of fp16 / bf16, or (W8A16) the vector side's
-    int8 load, antiquant and hand-over (``antiquant``). Returns (the instruction that fills
-    L1, the next seq free on the vector side's lanes)."""
-    stored = ks * cols * DTYPE_BYTES[s.weight_dtype]
+def _weight_loads(b: ProgramBuilder, chip: Chip, s: LinearShape, pl: Plan, loop: dict,
+                  nxt: int) -> tuple[np.ndarray, int]:
+    """The weight tile into L1: a GM read of fp16 / bf16 (a region per weight tile, so an
+    m-block after the first finds it in L2 while it is resident), or (W8A16) the vector
+    side's int8 load, antiquant and hand-over (``antiquant``). Returns (the instructions
+    that fill L1, the next seq free on the vector side's lanes)."""
     if s.weight_dtype != "int8":
-        return b.transfer(core, Pipe.MTE2, "CopyIn W", Level.GM, Level.L1, w_bytes, seq + 1,
-                          region=b.regions(stored), task=task), nxt
-    loop = {"core": core, "task": task, "it": it, "seq": seq, "stored": stored,
-            "w_bytes": w_bytes}
+        region = b.regions_by_key(loop["tile"], loop["stored"])
+        return b.transfer(loop["core"], Pipe.MTE2, "CopyIn W", Level.GM, Level.L1,
+                          loop["w_bytes"], loop["seq"] + 1, region=region,
+                          task=loop["task"]), nxt
     return antiquant.weight_tiles(b, chip, loop, _pieces(chip, s, pl), s.act_dtype,
                                   s.buffer_num, pl.cores, nxt)
 
@@ -271,7 +275,7 @@ def _weight_span(chip: Chip, s: LinearShape, pl: Plan) -> int:
     """Program-order slots the weight path takes on the AI core's own lanes."""
     if s.weight_dtype != "int8":
         return 1
-    return antiquant.seq_span(chip, _pieces(chip, s, pl))
+    return antiquant.seq_span(chip, _pieces(chip, s, pl), s.act_dtype)
 
 
 def build(chip: Chip, params: dict) -> Program:
