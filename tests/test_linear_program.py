@@ -13,7 +13,9 @@ import pytest
 
 import hardware_presets as hp
 from explorer.core import Scenario, simulate
-from kernels.common.program import Level, Pipe
+from explorer.core.emulator.engine import run
+from explorer.core.tables import timeline_table
+from kernels.common.program import Level, Pipe, ProgramBuilder
 from kernels.linear import antiquant
 from kernels.linear import kernel as lk
 from tests.rowwise_helpers import (
@@ -298,3 +300,21 @@ def test_ragged_w8a16_tiles_move_exactly_their_bytes():
     _, prog = program(B2, **{**PIECES_B2, "N": 501, "K": 511})
     assert moved(prog, Level.GM, Level.UB) == 501 * 511
     assert moved(prog, Level.UB, Level.GM) == 501 * 511 * 2
+
+
+def test_linear_ops_of_one_program_share_the_workspace_ring():
+    """Two W8A16 layers emitted into one program (as the decode layer does) write the same
+    workspace ring: the second one's hand-overs find it resident and never go to HBM."""
+    p = lk.check(B2, PIECES_B2)
+    s = lk.shape_of(p)
+    b = ProgramBuilder("two layers")
+    b.launch("first")
+    first_end = lk.emit(b, B2, s, 0)
+    b.launch("second")
+    lk.emit(b, B2, s, first_end)
+    prog = b.build()
+    tl = timeline_table(prog, run(prog, B2), B2)
+    hand = tl[tl["op"] == "CopyOut W fp16"]
+    second = hand["instr"] >= prog.launches[1][1]
+    assert set(hand.loc[second, "served_from"]) == {"L2"}
+    assert (hand.loc[~second, "served_from"] == "HBM").any()  # the ring's first writes
