@@ -47,7 +47,7 @@ def test_execute_is_within_the_bound(impl, kv, layout):
     assert out.shape == ref.shape == bound.shape == (inputs["sample"].pairs, g, d)
     assert np.all(np.isfinite(out))
     assert np.all(np.abs(out - ref) <= bound)
-    assert np.array_equal(out, round_to(out, dp.out_dtype(p)))  # values of out_dtype
+    assert np.array_equal(out, round_to(out, dp.DecodeParams.of(p).out_dtype))  # out_dtype
     if kv in ("fp16", "bf16"):  # not vacuous: well below 1 % of the output's scale
         assert bound.max() < (5e-3 if kv == "fp16" else 2e-2) * np.abs(ref).max()
 
@@ -94,7 +94,7 @@ def test_reading_past_the_length_gives_nan(layout):
 
 def test_all_pairs_are_verified_when_they_fit():
     p = params()
-    sample = dn.verified_pairs(p, [90, 5, 200])
+    sample = dn.verified_pairs(dp.DecodeParams.of(p), [90, 5, 200])
     assert set(zip(sample.seqs, sample.heads)) == {(s, h) for s in range(3) for h in range(2)}
     assert sample.tokens == sample.lengths == (90, 90, 5, 5, 200, 200)
     assert sample.total_pairs == 6 and sample.truncated == 0
@@ -104,12 +104,12 @@ def test_huge_batches_are_sampled_within_the_budget():
     p = dp.check(chip(), dict(model="llama3-8b", batch=4096, distribution="lognormal",
                               mean_len=131072, max_len=1 << 20, layout="contiguous"))
     lengths, _ = dp.workload(p, np.random.default_rng(0))
-    sample = dn.verified_pairs(p, lengths)
+    sample = dn.verified_pairs(dp.DecodeParams.of(p), lengths)
     assert sample.elements <= dn.VERIFY_ELEMENTS and sample.pairs <= dn.MAX_PAIRS
     assert {int(np.argmax(lengths)), int(np.argmin(lengths))} <= set(sample.seqs)
     assert max(sample.tokens) <= dn.PAIR_ELEMENTS // 128
     assert sample.total_pairs == 4096 * 8
-    assert dn.verified_pairs(p, lengths) == sample  # deterministic
+    assert dn.verified_pairs(dp.DecodeParams.of(p), lengths) == sample  # deterministic
     inputs = dn.make_inputs(p, np.random.default_rng(0))
     assert inputs["sample"] == sample
     stored = sum(x.nbytes for x in inputs["K"] + inputs["V"])
@@ -119,7 +119,7 @@ def test_huge_batches_are_sampled_within_the_budget():
 def test_samples_spread_over_sequences_and_heads():
     p = params(batch=1000, mean_len=20000, max_len=40000)
     lengths, _ = dp.workload(p, np.random.default_rng(1))
-    sample = dn.verified_pairs(p, lengths)
+    sample = dn.verified_pairs(dp.DecodeParams.of(p), lengths)
     assert sample.pairs > 2
     assert set(sample.heads) == {0, 1}
     assert max(sample.seqs) - min(sample.seqs) > 500
@@ -131,5 +131,5 @@ def test_protocol_scalars():
     assert dn.unit_roundoff(p) == 2.0 ** -8
     assert dn.unit_roundoff(params(kv_dtype="int8_head")) == 2.0 ** -11
     assert dn.output_elements(p) == 3 * 8 * 32
-    assert dn.compute_dtype(params(impl="cube_vector", kv_dtype="bf16")) == "bf16"
-    assert dn.compute_dtype(params(impl="vector")) == ""
+    assert dp.DecodeParams.of(params(impl="cube_vector", kv_dtype="bf16")).compute_dtype == "bf16"
+    assert dp.DecodeParams.of(params(impl="vector")).compute_dtype == ""

@@ -15,7 +15,7 @@ from kernels.decode import attention as decode_attention
 from kernels.decode import cube as decode_cube
 from kernels.decode import kernel as decode
 from kernels.decode import kv_append
-from kernels.decode.params import model_of, schedule, workload
+from kernels.decode.params import DecodeParams, model_of, schedule, workload
 from tests.engine_helpers import assert_twins, check_invariants
 
 B2 = hp.load("910B2")
@@ -44,20 +44,20 @@ def _bytes(prog, label=None, src=None, dst=None) -> int:
 def _cache_bytes(p, lengths) -> int:
     """K (or V) bytes of the whole cache of one layer: tokens x kv_heads x (d x element
     bytes + per-token scales)."""
-    return kv_append.row_bytes(p, model_of(p)) * int(np.sum(lengths))
+    return kv_append.row_bytes(DecodeParams.of(p), model_of(p)) * int(np.sum(lengths))
 
 
 @pytest.mark.parametrize("kv_dtype", ["fp16", "int8_token", "int8_head"])
 def test_incremental_append_writes_one_row_per_sequence(kv_dtype):
     p, prog = _build(kv_dtype=kv_dtype, phases="append")
     lengths, _ = workload(p, np.random.default_rng(3))
-    row = kv_append.row_bytes(p, model_of(p))
+    row = kv_append.row_bytes(DecodeParams.of(p), model_of(p))
     for label in ("Scatter K -> cache", "Scatter V -> cache"):
         assert _bytes(prog, label, dst=Level.GM) == row * p["batch"]
     assert _bytes(prog, dst=Level.GM) == 2 * row * p["batch"]  # nothing else is written
     m = model_of(p)
     assert _bytes(prog, src=Level.GM) == 2 * m.kv_heads * m.head_dim * 2 * p["batch"]
-    t = kv_append.traffic(p, m, lengths)
+    t = kv_append.traffic(DecodeParams.of(p), m, lengths)
     assert (t["incremental_read"], t["incremental_write"]) == \
         (_bytes(prog, src=Level.GM), _bytes(prog, dst=Level.GM))
 
@@ -65,7 +65,7 @@ def test_incremental_append_writes_one_row_per_sequence(kv_dtype):
 def test_concat_moves_the_whole_cache():
     p, prog = _build(append="concat", phases="append")
     lengths, _ = workload(p, np.random.default_rng(3))
-    t = kv_append.traffic(p, model_of(p), lengths)
+    t = kv_append.traffic(DecodeParams.of(p), model_of(p), lengths)
     assert _bytes(prog, dst=Level.GM) == t["concat_write"] == 2 * _cache_bytes(p, lengths)
     assert _bytes(prog, src=Level.GM) == t["concat_read"]
     assert _bytes(prog, "CopyIn cache tile") == 2 * _cache_bytes(p, lengths - 1)
@@ -100,7 +100,7 @@ def test_every_task_runs_once_on_its_policy_core(policy):
     p, _ = _build(policy=policy, phases="attention", distribution="lognormal")
     lengths, _ = workload(p, np.random.default_rng(3))
     m = model_of(p)
-    tasks = decode_attention.tasks_for(B2, p, m, lengths)
+    tasks = decode_attention.tasks_for(B2, DecodeParams.of(p), m, lengths)
     kvh, hp = m.kv_heads, p["heads_per_pass"]
     pairs = sorted(zip(tasks.seq.tolist(), tasks.head0.tolist()))
     assert pairs == [(s, h) for s in range(p["batch"]) for h in range(0, kvh, hp)]
@@ -108,8 +108,10 @@ def test_every_task_runs_once_on_its_policy_core(policy):
     assert np.array_equal(tid, tasks.tid)
     cores = len(B2.vector_core_ids())
     costs = np.empty(len(tasks))
-    costs[tid] = decode_attention.task_cycles(B2, p, m, tasks.tokens, tasks.heads)
-    expect = assign(costs, cores, keys=np.sort(tasks.seq), **schedule(B2, p, cores))
+    costs[tid] = decode_attention.task_cycles(B2, DecodeParams.of(p), m, tasks.tokens,
+                                              tasks.heads)
+    expect = assign(costs, cores, keys=np.sort(tasks.seq),
+                    **schedule(B2, p["policy"], p["inter_core_cost"], cores))
     assert np.array_equal(tasks.slot, expect[tid])
 
 
@@ -124,7 +126,7 @@ def test_dynamic_emits_serialised_atomics_and_balances():
           "block_dim": 8}
     p, prog = _build(policy="dynamic", **kw)
     atomic = prog.op_names.index("Atomic fetch-add (task queue)")
-    n_tasks = len(decode_attention.tasks_for(B2, p, model_of(p),
+    n_tasks = len(decode_attention.tasks_for(B2, DecodeParams.of(p), model_of(p),
                                              workload(p, np.random.default_rng(3))[0]))
     assert np.count_nonzero(prog.cols["op"] == atomic) == 2 * n_tasks
     static = run(_build(policy="static", **kw)[1], B2).makespan_ns
@@ -134,7 +136,7 @@ def test_dynamic_emits_serialised_atomics_and_balances():
 def test_split_kv_covers_every_token_once_and_combines():
     p, prog = _build(impl="split_kv", split_tokens=128, phases="attention", batch=2)
     lengths, _ = workload(p, np.random.default_rng(3))
-    tasks = decode_attention.tasks_for(B2, p, model_of(p), lengths)
+    tasks = decode_attention.tasks_for(B2, DecodeParams.of(p), model_of(p), lengths)
     for s in range(p["batch"]):
         for h in np.unique(tasks.head0):
             sel = (tasks.seq == s) & (tasks.head0 == h)
@@ -222,7 +224,8 @@ def test_instruction_count_matches_the_program():
         for append in ("incremental", "concat"):
             p, prog = _build(impl=impl, append=append, kv_dtype="int8_token")
             lengths, _ = workload(p, np.random.default_rng(3))
-            assert decode.instruction_count(B2, p, lengths) == len(prog), (impl, append)
+            count = decode.instruction_count(B2, DecodeParams.of(p), lengths)
+            assert count == len(prog), (impl, append)
 
 
 def test_cube_pipeline_exchanges_through_gm():

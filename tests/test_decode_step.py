@@ -12,7 +12,7 @@ from explorer.core.decode_step import linear_roofline, simulate_decode
 from explorer.core.emulator.engine import run
 from kernels.decode import kernel as decode
 from kernels.decode import layer
-from kernels.decode.workload import kv_memory
+from kernels.decode.kv_memory import kv_memory
 from kernels.models import load_model
 
 SMALL = {"model": "custom", "custom_layers": 4, "custom_q_heads": 8, "custom_kv_heads": 2,

@@ -11,14 +11,8 @@ from hypothesis import strategies as st
 import hardware_presets as hp
 from hardware_presets.errors import InputError
 from kernels.decode import workload as dw
-from kernels.decode.workload import (
-    ContiguousLayout,
-    PagedLayout,
-    context_lengths,
-    fragmentation,
-    kv_memory,
-    max_batch_that_fits,
-)
+from kernels.decode.kv_memory import fragmentation, kv_memory, max_batch_that_fits
+from kernels.decode.workload import ContiguousLayout, PagedLayout, context_lengths
 from kernels.models import KV_DTYPES, list_models, load_model
 
 RANDOM = ("uniform", "lognormal", "bimodal")
@@ -105,8 +99,8 @@ def test_context_lengths_refusals(kwargs, field):
 # ---- params -------------------------------------------------------------------------------
 def test_default_params_check_and_build():
     p = dw.check({})
-    lengths = dw.lengths_from_params(p, rng())
-    layout = dw.layout_from_params(p, lengths, rng())
+    lengths = dw.lengths_from_params(dw.BatchParams.of(p), rng())
+    layout = dw.layout_from_params(dw.BatchParams.of(p), lengths, rng())
     assert len(lengths) == p["batch"] and isinstance(layout, PagedLayout)
     assert p["model"] in list_models()
 
@@ -122,7 +116,7 @@ def test_params_cross_rules():
         dw.check({"distribution": "list", "batch": 2, "lengths": "10, x"})
     assert err.value.field == "params.lengths"
     p = dw.check({"distribution": "list", "batch": 3, "lengths": "10, 20 30"})
-    assert dw.lengths_from_params(p, rng()).tolist() == [10, 20, 30]
+    assert dw.lengths_from_params(dw.BatchParams.of(p), rng()).tolist() == [10, 20, 30]
 
 
 # ---- layouts ------------------------------------------------------------------------------

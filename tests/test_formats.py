@@ -15,6 +15,7 @@ import pytest
 
 from hardware_presets import InputError, load
 from kernels.common import accumulate, formats, precision
+from kernels.common.params import validate_params
 from kernels.common.program import DTYPE_BYTES, DTYPES, ProgramBuilder
 from kernels.gemm import numerics as gemm_numerics
 from kernels.gemm import params as gemm_params
@@ -131,7 +132,7 @@ def test_vector_add_bound_is_one_rounding_of_the_table(dtype):
 
 @pytest.mark.parametrize("out", ["fp16", "bf16", "fp32", "int32", "int8"])
 def test_gemm_output_roundoff_is_the_tables(out):
-    got = gemm_numerics.unit_roundoff({"dtype_out": out})
+    got = gemm_numerics.unit_roundoff(validate_params(gemm_params.PARAMS, {"dtype_out": out}))
     if out == "int8":  # half a quantisation step of the full scale
         assert got == 0.5 / ml_dtypes.iinfo(np.int8).max
     else:

@@ -139,7 +139,8 @@ def test_bytes_moved_match_the_tiling(case):
     if p["sparsity"] == "dense":
         assert bytes_of(prog, "Load B -> L1") == K * N * ib * t.row_tiles
     else:  # half of K kept plus 2-bit indices, per stored chunk of each column tile
-        per_row_tile = sum(b_tile_bytes(p, k, w) for w in col_widths(p) for _, k in t.chunks)
+        per_row_tile = sum(b_tile_bytes(p["dtype_in"], p["sparsity"], k, w)
+                           for w in col_widths(p) for _, k in t.chunks)
         assert bytes_of(prog, "Load B -> L1") == per_row_tile * t.row_tiles
         assert per_row_tile < K * N * ib
     if t.Z > 1 and p["split_k_mode"] == "workspace":
@@ -263,8 +264,8 @@ def test_random_gemms_counts_bytes_and_flops(case):
     ib, ob = IN_BYTES[p["dtype_in"]], OUT_BYTES[p["dtype_out"]]
     a_bytes = M * K * ib * t.col_tiles
     assert bytes_of(prog, "Load A -> L1") == a_bytes
-    b_bytes = sum(b_tile_bytes(p, k, w) for w in col_widths(p) for _, k in t.chunks) * \
-        t.row_tiles
+    b_bytes = sum(b_tile_bytes(p["dtype_in"], p["sparsity"], k, w)
+                  for w in col_widths(p) for _, k in t.chunks) * t.row_tiles
     assert bytes_of(prog, "Load B -> L1") == b_bytes
     flops = 2 * M * N * K
     assert mmad_flops(prog) == (flops if p["sparsity"] == "dense" else flops // 2)

@@ -126,7 +126,7 @@ def gemm_params(draw) -> dict:
 
 @given(gemm_params())
 def test_plan_covers_every_element_of_c_once_per_split(p):
-    pl = gemm.plan(p)
+    pl = gemm.plan(gemm.GemmParams.of(p))
     t = pl.tiles
     X, Y, Z = pl.grid.shape
     # grid sizes: auto is one task per base tile, a given size is an upper bound
@@ -163,7 +163,7 @@ def test_plan_covers_every_element_of_c_once_per_split(p):
 
 @given(gemm_params())
 def test_plan_k_splits_partition_k(p):
-    pl = gemm.plan(p)
+    pl = gemm.plan(gemm.GemmParams.of(p))
     t = pl.tiles
     Z = pl.grid.shape[2]
     assert Z == ceil_div(p["K"], pl.k_per_z)
@@ -183,7 +183,7 @@ def test_plan_k_splits_partition_k(p):
 
 @given(gemm_params())
 def test_plan_steps_and_chunks(p):
-    pl = gemm.plan(p)
+    pl = gemm.plan(gemm.GemmParams.of(p))
     t, s = pl.tiles, pl.steps
     bk, depth = p["base_k"], p["depth_k"]
     n_tiles = len(t["r0"])
@@ -221,7 +221,7 @@ def test_plan_by_hand():
     ranges [0, 96), [96, 192), [192, 200): 2, 2 and 1 steps."""
     p = gemm.check(CHIP, dict(M=100, N=70, K=200, base_m=32, base_n=32, base_k=48,
                               grid_x=2, grid_z=3, block_dim=4, policy="row_major"))
-    pl = gemm.plan(p)
+    pl = gemm.plan(gemm.GemmParams.of(p))
     assert pl.grid.shape == (2, 3, 3) and pl.single == (64, 32) and pl.k_per_z == 96
     assert (pl.grid.waves, pl.grid.tail_tasks) == (5, 2)  # 18 tasks on 4 cores
     # tiles: 4 row tiles x 3 column tiles x 3 splits; the edge tiles are 4 rows / 6 cols
@@ -240,7 +240,7 @@ def test_balances_run_every_task_once_in_waves_per_core(balance):
     p = {"M": 1000, "N": 1100, "K": 512, "block_dim": 7, "balance": balance}
     prog = gemm.build(chip, p)
     sched = run(prog, chip)
-    g = gemm.plan(gemm.check(chip, p)).grid
+    g = gemm.plan(gemm.GemmParams.of(gemm.check(chip, p))).grid
     assert sorted(zip(g.x, g.y, g.z)) == sorted(set(zip(g.x, g.y, g.z)))
     assert set(g.slot) <= set(range(7))
     for s in range(7):  # waves on a core are 0, 1, 2, ...

@@ -18,6 +18,7 @@ import pytest
 from kernels.common.formats import round_fp32_bits
 from kernels.common.sizes import ceil_div, round_up
 from kernels.gemm import numerics as gn
+from kernels.gemm.params import GemmValueParams
 
 BF16 = ml_dtypes.bfloat16
 OUT_DTYPE = {"fp16": np.float16, "bf16": BF16, "fp32": np.float32, "int32": np.int32,
@@ -32,12 +33,17 @@ def params(**kw) -> dict:
     return {**p, **kw}
 
 
+def typed(**kw) -> GemmValueParams:
+    """``params(**kw)`` as the numerics see it inside."""
+    return GemmValueParams.of(params(**kw))
+
+
 def run(p: dict, seed: int = 0, inputs: dict | None = None):
     """(real-valued C, reference, bound, inputs) for ``p``."""
     inputs = gn.make_inputs(p, np.random.default_rng(seed)) if inputs is None else inputs
     C = gn.execute(p, inputs)["C"]
     ref = gn.reference(inputs)["C"]
-    return gn.dequantize(p, C), ref, gn.error_bound(p, inputs), inputs
+    return gn.dequantize(GemmValueParams.of(p), C), ref, gn.error_bound(p, inputs), inputs
 
 
 def f32(bits: int) -> np.float32:
@@ -193,12 +199,12 @@ def test_prune_ties_keep_the_lower_index():
 
 # ---- verified block and inputs ------------------------------------------------------------
 def test_verified_block():
-    assert gn.verified_block(params(M=250, N=262)) == (250, 262)  # 65500 <= 2**16: all
-    assert gn.verified_block(params(M=500, N=524)) == (256, 256)  # whole 128 x 256 tiles
-    assert gn.verified_block(params(M=4096, N=4096, K=65536, base_m=128, base_n=256)) == (256, 256)
-    assert gn.verified_block(params(M=600, N=1000, base_m=96, base_n=1024)) == (192, 256)
-    assert gn.verified_block(params(M=1, N=65536, K=65536)) == (1, 256)  # inputs bounded
-    assert gn.verified_block(params(M=200, N=2000, base_n=48)) == (200, 240)
+    assert gn.verified_block(typed(M=250, N=262)) == (250, 262)  # 65500 <= 2**16: all
+    assert gn.verified_block(typed(M=500, N=524)) == (256, 256)  # whole 128 x 256 tiles
+    assert gn.verified_block(typed(M=4096, N=4096, K=65536, base_m=128, base_n=256)) == (256, 256)
+    assert gn.verified_block(typed(M=600, N=1000, base_m=96, base_n=1024)) == (192, 256)
+    assert gn.verified_block(typed(M=1, N=65536, K=65536)) == (1, 256)  # inputs bounded
+    assert gn.verified_block(typed(M=200, N=2000, base_n=48)) == (200, 240)
 
 
 @pytest.mark.parametrize("dtype_in", ["fp16", "bf16", "fp32", "hf32", "int8"])
@@ -207,7 +213,7 @@ def test_make_inputs(dtype_in):
     p = params(dtype_in=dtype_in, M=700, N=600, bias=True, sparsity=sparse,
                dtype_out="int32" if dtype_in == "int8" else "fp32")
     inp = gn.make_inputs(p, np.random.default_rng(1))
-    rows, cols = gn.verified_block(p)
+    rows, cols = gn.verified_block(GemmValueParams.of(p))
     assert (inp["rows"], inp["cols"], inp["M"], inp["N"]) == (rows, cols, 700, 600)
     assert inp["A"].shape == (rows, p["K"]) and inp["B"].shape == (p["K"], cols)
     assert inp["bias"].shape == (cols,)
@@ -382,7 +388,8 @@ def test_int8_output_quantises_half_even_and_saturates():
            "B": np.array([[2.5, 3.5, -2.5, 300, -300, 0.4]], np.float16)}
     C = gn.execute(p, inp)["C"]
     assert C.dtype == np.int8 and C.tolist() == [[2, 4, -2, 127, -128, 0]]
-    np.testing.assert_allclose(gn.dequantize({**p, "quant_scale": 0.5}, C), C * 2.0)
+    half = GemmValueParams.of({**p, "quant_scale": 0.5})
+    np.testing.assert_allclose(gn.dequantize(half, C), C * 2.0)
     bound = gn.error_bound(p, inp)
     assert np.all(np.abs(C - gn.reference(inp)["C"]) <= bound)
     assert np.all(bound[0, :3] <= 0.5 + 1e-4) and np.all(bound[0, 3:5] > 128)

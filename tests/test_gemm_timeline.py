@@ -180,7 +180,7 @@ def test_atomic_partials_of_each_tile_are_serialised():
                               dtype_out="fp32", policy="swizzle"))
     prog = build(chip, **p)
     s = run(prog, chip)
-    pl = gemm.plan(p)
+    pl = gemm.plan(gemm.GemmParams.of(p))
     fix = ids_of(prog, "Fixpipe C")  # one per base tile, in plan order
     t = pl.tiles
     assert len(fix) == len(t["r0"])

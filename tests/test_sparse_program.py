@@ -15,7 +15,7 @@ from explorer.core.sparse_step import blog_claim, simulate_sparse
 from hardware_presets.errors import InputError
 from kernels.common.program import Kind, VClass
 from kernels.decode import kernel as decode
-from kernels.decode.params import model_of, workload
+from kernels.decode.params import DecodeParams, model_of, workload
 from kernels.sparse import compress as kv_compress
 from kernels.sparse import select as sparse_select
 from kernels.sparse.policies import keep_count
@@ -48,14 +48,15 @@ def _row(p) -> int:
 def test_attention_reads_exactly_the_kept_tokens(policy):
     p, prog, lengths = _build(sparse=policy, phases="attention")
     kept = [keep_count(int(n), 0.25) for n in lengths]
-    assert list(kv_compress.kept_counts(p, lengths)) == kept
-    want = _row(p) * int(kv_compress.kept_counts(p, lengths).sum())
+    assert list(kv_compress.kept_counts(DecodeParams.of(p), lengths)) == kept
+    want = _row(p) * int(kv_compress.kept_counts(DecodeParams.of(p), lengths).sum())
     assert _bytes(prog, "CopyIn K") == _bytes(prog, "CopyIn V") == want
 
 
 def test_quest_reads_its_pages_after_scoring_them():
     p, prog, lengths = _build(sparse="quest", phases="attention")
-    pages = np.minimum(-(-lengths // 16), -(-kv_compress.kept_counts(p, lengths) // 16))
+    kept = kv_compress.kept_counts(DecodeParams.of(p), lengths)
+    pages = np.minimum(-(-lengths // 16), -(-kept // 16))
     assert _bytes(prog, "CopyIn K") == _row(p) * int(np.minimum(lengths, pages * 16).sum())
     meta = model_of(p).kv_heads * 2 * 64 * 2  # min and max keys per page, every KV head
     assert _bytes(prog, "CopyIn page min/max") == meta * int((-(-lengths // 16)).sum())
@@ -72,7 +73,7 @@ def test_keep_ratio_one_reads_like_dense():
 @pytest.mark.parametrize("policy", ["norm_low", "h2o", "random"])
 def test_compression_scores_sorts_gathers_and_writes_the_index(policy):
     p, prog, lengths = _build(sparse=policy, phases="compress")
-    kept = int(kv_compress.kept_counts(p, lengths).sum())
+    kept = int(kv_compress.kept_counts(DecodeParams.of(p), lengths).sum())
     m = model_of(p)
     row = m.head_dim * 2
     assert _bytes(prog, "Gather kept K,V rows") == _bytes(prog, "Store compact K,V") == \
@@ -130,7 +131,7 @@ def test_memory_time_and_break_even():
     assert step.amortised_step_ns == pytest.approx(step.sparse.step_ns + layers *
                                                    step.compress_ns / 64)
     lengths = step.dense.lengths
-    kept = kv_compress.kept_counts(step.sparse.result.params, lengths)
+    kept = kv_compress.kept_counts(DecodeParams.of(step.sparse.result.params), lengths)
     m = step.dense.model
     assert step.bytes.dense == layers * m.kv_heads * int(lengths.sum()) * 2 * 64 * 2
     assert step.bytes.stored == layers * m.kv_heads * int(kept.sum()) * (2 * 64 * 2 + 4)
@@ -161,5 +162,6 @@ def test_instruction_counts_match_the_programs():
                {"sparse": "quest", "phases": "attention"},
                {"sparse": "random", "phases": "compress"}):
         p, prog, lengths = _build(**kw)
-        assert decode.instruction_count(B2, p, lengths) == len(prog), kw
-    assert sparse_select.attention_tokens({"sparse": "none"}, [5, 7]).tolist() == [5, 7]
+        assert decode.instruction_count(B2, DecodeParams.of(p), lengths) == len(prog), kw
+    dense = DecodeParams.of(decode.check(B2, SMALL))
+    assert sparse_select.attention_tokens(dense, [5, 7]).tolist() == [5, 7]

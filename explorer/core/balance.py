@@ -156,7 +156,7 @@ def synthetic(chip: Chip, p: dict) -> list[Outcome]:
     options the decode kernel would use on this chip (inter-core cost, cluster size,
     the queue's dispatch cost)."""
     tasks, cores = synthetic_tasks(p), n_cores(chip, p)
-    kw = dp.schedule(chip, p, cores)
+    kw = dp.schedule(chip, p["policy"], p["inter_core_cost"], cores)
     del kw["policy"]
     return [from_plan(sc.plan(tasks, cores, policy, split=split, **kw), tasks,
                       chip.clock_MHz, "split" if split else "unsplit")
@@ -179,9 +179,9 @@ def decode_scenarios(preset: str, overrides: tuple, p: dict) -> dict[str, Scenar
     chip, params = page_chip(preset, overrides), decode_params(p)
     checked_p = decode.check(chip, params)
     lengths, _ = decode.workload(checked_p, np.random.default_rng(SEED))
-    at_most(decode.instruction_count(chip, checked_p, lengths), MAX_INSTRUCTIONS,
-            "params.batch, mean_len", f"{p['batch']} x {int(np.mean(lengths)):,}",
-            "instructions")
+    at_most(decode.instruction_count(chip, decode.DecodeParams.of(checked_p), lengths),
+            MAX_INSTRUCTIONS, "params.batch, mean_len",
+            f"{p['batch']} x {int(np.mean(lengths)):,}", "instructions")
     return {policy: Scenario.make(preset, "decode", {**params, "policy": policy},
                                   dict(overrides), seed=SEED) for policy in sc.POLICIES}
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hardware_presets as hp
 from kernels.common.scheduling import graham_bound
+from kernels.decode import kernel as decode
 from kernels.decode import kv_append
-from kernels.decode.workload import max_batch_that_fits
+from kernels.decode.kv_memory import max_batch_that_fits
 from kernels.gemm import params as gemm_params
 from kernels.models import load_model
 
@@ -192,7 +193,8 @@ def card_kv_update(chip) -> Card:
     compute_cut = 1 - f_inc / f_cat if f_cat > 0 else 0.0
     model = load_model(APPEND_WORKLOAD["model"])
     lengths = [APPEND_WORKLOAD["mean_len"]] * APPEND_WORKLOAD["batch"]
-    t = kv_append.traffic({"kv_dtype": "fp16", "weight_dtype": "fp16"}, model, lengths)
+    fp16 = decode.check(chip, {**APPEND_WORKLOAD, "kv_dtype": "fp16", "weight_dtype": "fp16"})
+    t = kv_append.traffic(decode.DecodeParams.of(fp16), model, lengths)
     figures = [blog("compute_cut", ".0%"), blog("ub_hit_after", ".0%"),
                blog("overlap_before", ".0%"), blog("overlap_after", ".0%"),
                fig("flops_cut", compute_cut, ".1%", "emulated"),
@@ -227,8 +229,8 @@ def card_sparsity(chip) -> Card:
     dense = simulate(_scenario(chip, "gemm", gemm)).makespan_ns
     sparse = simulate(_scenario(chip, "gemm", {**gemm, "sparsity": "2:4"})).makespan_ns
     p = {"dtype_in": "fp16", "sparsity": "2:4"}
-    bytes_dense = gemm_params.b_tile_bytes({**p, "sparsity": "dense"}, GEMM_SIDE, GEMM_SIDE)
-    bytes_sparse = gemm_params.b_tile_bytes(p, GEMM_SIDE, GEMM_SIDE)
+    bytes_dense = gemm_params.b_tile_bytes(p["dtype_in"], "dense", GEMM_SIDE, GEMM_SIDE)
+    bytes_sparse = gemm_params.b_tile_bytes(p["dtype_in"], p["sparsity"], GEMM_SIDE, GEMM_SIDE)
     fp16_native = _sparse_supported(chip, "fp16")
     kept, group = (int(x) for x in p["sparsity"].split(":"))  # keep 2 of every 4
     figures = [blog("sparse_speedup", ".1f"),

@@ -21,16 +21,16 @@ from the same scenario with ``phases = "layer"``. The linear roofline
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from kernels.decode import kernel as decode
 from kernels.decode import kv_append, layer
+from kernels.decode.kv_memory import max_batch_that_fits
 from kernels.decode.numerics import verified_pairs
-from kernels.decode.params import cube_buffers, model_of, vector_ub_bytes
-from kernels.decode.workload import max_batch_that_fits
+from kernels.decode.params import DecodeParams, cube_buffers, vector_ub_bytes
 from kernels.models import ModelShape
 
 from .scenario import Scenario
@@ -177,27 +177,27 @@ def layer_result(scenario: Scenario, result: Result | None = None) -> Result:
 def simulate_decode(scenario: Scenario, result: Result | None = None) -> DecodeStep:
     """The decode step of a "decode" scenario (``result``: its simulate(), if at hand)."""
     result = layer_result(scenario, result)
-    p = result.params
-    model = model_of(p)
-    lengths, layout = decode.workload(p, np.random.default_rng(scenario.seed))
-    kv = decode.memory_check(result.chip, {**p, "allow_overcommit": True}, lengths, layout)
+    p = DecodeParams.of(result.params)
+    model = p.model_shape
+    lengths, layout = p.draw(np.random.default_rng(scenario.seed))
+    kv = decode.memory_check(result.chip, replace(p, allow_overcommit=True), lengths, layout)
     fit = max_batch_that_fits(model, result.chip, int(round(float(np.mean(lengths)))),
-                              p["kv_dtype"], p["weight_dtype"],
-                              block_size=p["block_size"] if p["layout"] == "paged" else None)
-    plan = cube_buffers(p, model, p["tile_tokens"]) if p["impl"] == "cube_vector" else \
-        {"UB": vector_ub_bytes(p, model, p["tile_tokens"], p["heads_per_pass"])}
+                              p.kv_dtype, p.weight_dtype,
+                              block_size=p.block_size if p.layout == "paged" else None)
+    plan = cube_buffers(p, model, p.tile_tokens) if p.impl == "cube_vector" else \
+        {"UB": vector_ub_bytes(p, model, p.tile_tokens, p.heads_per_pass)}
     notes = [("note.decode_replicated", {"layers": model.layers})]
     if kv["reserved_bytes"] + fit["weight_bytes"] > fit["hbm_bytes"]:
         need = (kv["reserved_bytes"] + fit["weight_bytes"]) / 1e9
         notes.append(("note.decode_overcommit", {"need_GB": f"{need:.1f}",
                                                  "hbm_GB": f"{fit['hbm_bytes'] / 1e9:.1f}"}))
-    if p["sparse"] != "none":
-        notes.append(("note.decode_sparse_numerics", {"policy": p["sparse"]}))
+    if p.sparse != "none":
+        notes.append(("note.decode_sparse_numerics", {"policy": p.sparse}))
     sample = verified_pairs(p, lengths)
     if sample.truncated:
         notes.append(("note.decode_truncated", {"pairs": sample.truncated,
                                                 "tokens": min(sample.tokens)}))
     return DecodeStep(result, model, lengths, model.layers, op_table(result, model.layers),
-                      _seq_done(result, p["batch"]), kv, fit,
+                      _seq_done(result, p.batch), kv, fit,
                       kv_append.traffic(p, model, lengths), plan,
                       tuple(result.notes) + tuple(notes))

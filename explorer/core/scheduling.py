@@ -29,7 +29,6 @@ from kernels.common.scheduling import POLICIES, assign, check_tasks, core_order,
 from kernels.decode import attention as decode_attention
 from kernels.decode import cube as decode_cube
 from kernels.decode import kernel as decode
-from kernels.decode.params import cube_cores, schedule, vector_cores
 from kernels.decode.workload import context_lengths, parse_lengths
 
 from .scenario import Scenario
@@ -98,9 +97,9 @@ def synthetic_tasks(distribution: str, batch: int, *, mean_len: int, max_len: in
 
 def kernel_tasks(scenario: Scenario) -> TaskList:
     """The attention tasks of a "decode" scenario with the kernel's own cost estimates."""
-    chip, p = scenario.chip(), scenario.params_dict
-    model = decode.model_of(p)
-    lengths, _ = decode.workload(p, np.random.default_rng(scenario.seed))
+    chip, p = scenario.chip(), decode.DecodeParams.of(scenario.params_dict)
+    model = p.model_shape
+    lengths, _ = p.draw(np.random.default_rng(scenario.seed))
     module = decode.attention_module(p)
     tasks = module.tasks_for(chip, p, model, lengths)
     if module is decode_cube:
@@ -205,6 +204,6 @@ def emulated_balance(result: Result, cores, largest_task_ns: float) -> Balance:
 def decode_schedule(scenario: Scenario) -> dict:
     """The scheduling options a decode scenario's attention uses (policy, inter-core
     cost, cluster size, dispatch cost) and its core count."""
-    chip, p = scenario.chip(), scenario.params_dict
-    cores = cube_cores(chip, p) if p["impl"] == "cube_vector" else vector_cores(chip, p)
-    return {"cores": cores, **schedule(chip, p, cores)}
+    chip, p = scenario.chip(), decode.DecodeParams.of(scenario.params_dict)
+    cores = p.cube_cores(chip) if p.impl == "cube_vector" else p.vector_cores(chip)
+    return {"cores": cores, **p.schedule(chip, cores)}

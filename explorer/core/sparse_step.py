@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernels.decode.params import DecodeParams
 from kernels.models import kv_format
 from kernels.sparse.compress import COMPRESSING
 from kernels.sparse.policies import Footprint, footprint
@@ -69,7 +70,7 @@ class SparseStep:
 def batch_bytes(p: dict, model, lengths) -> Footprint:
     """KV bytes of the batch, all layers: dense, stored after compression, read per step."""
     elem = kv_format(p["kv_dtype"]).element_bytes
-    kept = attention_tokens(p, lengths)
+    kept = attention_tokens(DecodeParams.of(p), lengths)
     parts = [footprint(p["sparse"], int(n), int(k), model.kv_heads, model.head_dim, elem,
                        p["page_size"]) for n, k in zip(lengths, kept)]
     return Footprint(*(model.layers * sum(getattr(f, a) for f in parts)

@@ -229,7 +229,7 @@ TAIL_PARAMS = {"M": 1152, "N": 1280, "K": 1024, "base_m": 128, "base_n": 256}
 
 
 def _wave_measure(scenario: Scenario) -> dict:
-    grid = gemm.plan(scenario.params_dict).grid
+    grid = gemm.plan(gemm.GemmParams.of(scenario.params_dict)).grid
     cores = grid.block_dim
     return {"tasks": len(grid.x), "cores": cores, "waves": grid.waves,
             "tail_tasks": grid.tail_tasks,
@@ -244,7 +244,7 @@ def _even_base_m(params: dict) -> dict:
         trial = {**params, "base_m": value}
         if _accepted(TAIL_PRESET, "gemm", trial):
             p = Scenario.make(TAIL_PRESET, "gemm", trial).params_dict
-            if gemm.plan(p).grid.tail_tasks == 0:
+            if gemm.plan(gemm.GemmParams.of(p)).grid.tail_tasks == 0:
                 return trial
     return params
 
@@ -273,7 +273,7 @@ def _split_k_depth() -> Outcome:
         z *= 2
     best = min(times, key=times.get)
     p = Scenario.make(SPLIT_PRESET, "gemm", {**SPLIT_PARAMS, "grid_z": best}).params_dict
-    figures = {"grid_z": best, "k_per_split": gemm.plan(p).k_per_z,
+    figures = {"grid_z": best, "k_per_split": gemm.plan(gemm.GemmParams.of(p)).k_per_z,
                "makespan_us": times[best], "makespan_us_no_split": times[1],
                "makespan_us_most_splits": times[max(times)], "most_splits": max(times)}
     fix = Case(SPLIT_PRESET, "gemm", {**SPLIT_PARAMS, "grid_z": best}, figures)

@@ -81,7 +81,7 @@ def summary_figure(kind: str, result, lang: str = "en") -> go.Figure:
 
 def _task_grid(result, lang: str) -> go.Figure:
     p = result.params
-    plan = gemm.plan(p)
+    plan = gemm.plan(gemm.GemmParams.of(p))
     return task_grid_figure(plan.grid, lang, "slot", panel=plan.single,
                             size=(p["M"], p["N"], p["K"]), k_per_z=plan.k_per_z)
 

@@ -82,17 +82,17 @@ def _parts(parts: dict[str, int]) -> str:
 
 def _vector_plan(chip: Chip, p: dict, model) -> None:
     """UB use by buffer, the heads_per_pass formula with its numbers, the blog's formula."""
-    T, d = p["tile_tokens"], model.head_dim
-    parts = dp.vector_ub_bytes(p, model, T, p["heads_per_pass"])
+    T, d, typed = p["tile_tokens"], model.head_dim, dp.DecodeParams.of(p)
+    parts = dp.vector_ub_bytes(typed, model, T, p["heads_per_pass"])
     _bar("UB", sum(parts.values()), chip.ub_bytes)
     st.caption(_parts(parts))
     fixed = T * d * dp.FP32
-    per_head = sum(dp.vector_ub_bytes(p, model, T, 1).values()) - fixed
+    per_head = sum(dp.vector_ub_bytes(typed, model, T, 1).values()) - fixed
     blog = min(model.kv_heads, BLOG_UB_BYTES // (d * 2 * 2))
     st.markdown(state.tr(
         "ui.decode.plan.formula", T=T, d=d, kv_heads=model.kv_heads, ub=f"{chip.ub_bytes:,}",
         fixed=f"{fixed:,}", per_head=f"{per_head:,}",
-        fit=dp.heads_that_fit(chip, p, model, T), chosen=p["heads_per_pass"],
+        fit=dp.heads_that_fit(chip, typed, model, T), chosen=p["heads_per_pass"],
         buffers=p["buffer_num"], group=model.gqa_group))
     st.markdown(state.tr(
         "ui.decode.plan.blog", d=d, kv_heads=model.kv_heads, blog=blog,
@@ -104,7 +104,7 @@ def _cube_plan(chip: Chip, p: dict, model) -> None:
     """L1, L0A, L0B, L0C and the AIV's UB as the cube + vector attention fills them."""
     caps = {"L1": chip.l1_bytes, "L0A": chip.l0a_bytes, "L0B": chip.l0b_bytes,
             "L0C": chip.l0c_bytes, "UB": chip.ub_bytes}
-    for name, parts in dp.cube_buffers(p, model, p["tile_tokens"]).items():
+    for name, parts in dp.cube_buffers(dp.DecodeParams.of(p), model, p["tile_tokens"]).items():
         _bar(name, sum(parts.values()), caps[name])
     st.markdown(state.tr("ui.decode.plan.cube", T=p["tile_tokens"], group=model.gqa_group,
                          rows=-(-model.gqa_group // dp.CUBE_M0) * dp.CUBE_M0))

@@ -25,7 +25,7 @@ from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.decode import kernel as decode
 from kernels.decode import params as dp
-from kernels.decode.workload import fragmentation, kv_memory, max_batch_that_fits
+from kernels.decode.kv_memory import fragmentation, kv_memory, max_batch_that_fits
 
 #: the page refuses bigger layer programs: the emulator and the tables would take seconds
 UI_MAX_INSTRUCTIONS = 1_000_000
@@ -61,7 +61,8 @@ def roofline(scenario: Scenario, lang: str) -> go.Figure:
     point = {"label": state.tr("ui.decode.roofline_point", impl=p["impl"],
                                group=dp.model_of(p).gqa_group),
              "intensity": m["arithmetic_intensity"], "tflops": m["achieved_tflops"]}
-    return plots.roofline_figure(result.chip, [point], lang, precision=dp.out_dtype(p))
+    return plots.roofline_figure(result.chip, [point], lang,
+                                 precision=dp.DecodeParams.of(p).out_dtype)
 
 
 def append_only(scenario: Scenario, strategy: str) -> Scenario:
@@ -72,7 +73,7 @@ def append_only(scenario: Scenario, strategy: str) -> Scenario:
 # ---- size ------------------------------------------------------------------------------
 def check_size(chip: Chip, p: dict, lengths) -> None:
     """Refuse layer programs too big to emulate interactively, saying what to change."""
-    count = decode.instruction_count(chip, p, lengths)
+    count = decode.instruction_count(chip, decode.DecodeParams.of(p), lengths)
     if count > UI_MAX_INSTRUCTIONS:
         raise InputError("params.batch, mean_len", f"{p['batch']} x {int(np.mean(lengths)):,}",
                          state.tr("ui.decode.too_many", count=f"{count:,}",
@@ -236,7 +237,7 @@ def _append_times(scenario: Scenario, s: DecodeStep) -> dict[str, float]:
     lengths, times = s.lengths, {}
     for strategy in decode_plots.STRATEGIES:
         other = append_only(scenario, strategy)
-        p = other.params_dict
+        p = decode.DecodeParams.of(other.params_dict)
         if decode.instruction_count(s.result.chip, p, lengths) <= APPEND_MAX_INSTRUCTIONS:
             times[strategy] = state.simulate(other).makespan_ns
     return times
@@ -267,6 +268,7 @@ def show_numerics(s: DecodeStep) -> None:
     check, p = s.result.numerics, s.result.params
     values = dict(abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
                   ratio=f"{check.bound_ratio:.3g}", verified=f"{check.verified:,}",
-                  total=f"{check.total:,}", kv=p["kv_dtype"], out=dp.out_dtype(p))
+                  total=f"{check.total:,}", kv=p["kv_dtype"],
+                  out=dp.DecodeParams.of(p).out_dtype)
     run_view.show_check(check, "ui.decode.numerics_pass", "ui.decode.numerics_fail", values,
                         s.notes)

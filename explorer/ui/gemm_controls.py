@@ -196,9 +196,9 @@ def controls(chip: Chip) -> dict:
     left, middle, right = (column.container(border=True) for column in st.columns(3))
     p = _problem(chip, left)
     p = _tiling(chip, p, middle)
-    with middle:
-        occupancy(chip, p)
     p = _grid(chip, p, right)
+    with middle:  # drawn under the tiling, from all parameters (the grid's too)
+        occupancy(chip, p)
     p["seed"] = _widget("seed", right)
     return p
 
@@ -211,7 +211,7 @@ def kib(n: float) -> str:
 def occupancy(chip: Chip, p: dict) -> None:
     """One bar per buffer: "L0B: 64 of 64 KiB (100%), 2 buffers"; over-full bars say so."""
     st.caption(state.tr("ui.gemm.occupancy"))
-    for buffer, (used, limit, _, count) in gp.buffer_use(chip, p).items():
+    for buffer, (used, limit, _, count) in gp.buffer_use(chip, gp.GemmParams.of(p)).items():
         msg_id = "ui.gemm.buffer_over" if used > limit else "ui.gemm.buffer"
         st.progress(min(1.0, used / limit), text=state.tr(
             msg_id, buffer=buffer, used=kib(used), total=kib(limit),
@@ -221,7 +221,7 @@ def occupancy(chip: Chip, p: dict) -> None:
 # ---- how big the program would be --------------------------------------------------------
 def check_size(p: dict) -> None:
     """Refuse programs too big to emulate interactively, saying what to change."""
-    count = gp.instruction_count(p)
+    count = gp.instruction_count(gp.GemmParams.of(p))
     if count > UI_MAX_INSTRUCTIONS:
         raise InputError("params.M, N, K", f"{p['M']} x {p['N']} x {p['K']}", state.tr(
             "ui.gemm.too_many", count=f"{count:,}", limit=f"{UI_MAX_INSTRUCTIONS:,}"),

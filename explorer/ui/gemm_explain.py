@@ -31,7 +31,7 @@ def tile_reuse(p: dict) -> float:
 def _occupancy_words(chip: Chip, p: dict) -> str:
     """ "L1 384 of 512 KiB · L0A 32 of 64 KiB · ..." for the tiling on screen."""
     parts = []
-    for buffer, (used, limit, _, _) in gp.buffer_use(chip, p).items():
+    for buffer, (used, limit, _, _) in gp.buffer_use(chip, gp.GemmParams.of(p)).items():
         parts.append(state.tr("ui.gemm.explain.use_part", buffer=buffer,
                               used=gemm_controls.kib(used), total=gemm_controls.kib(limit)))
     return " · ".join(parts)
@@ -51,7 +51,8 @@ def step_budget(chip: Chip, p: dict) -> dict[str, float]:
     l0a, l0b = p["base_m"] * kpad * ib, kpad * p["base_n"] * ib // (2 if sparse else 1)
     mte1 = 2 * chip.mte1_fixed_cycles + l0a / chip.mte1_l0a_bytes_per_cycle + \
         l0b / chip.mte1_l0b_bytes_per_cycle
-    gm = p["base_m"] * p["base_k"] * ib + gp.b_tile_bytes(p, p["base_k"], p["base_n"])
+    gm = p["base_m"] * p["base_k"] * ib + \
+        gp.b_tile_bytes(p["dtype_in"], p["sparsity"], p["base_k"], p["base_n"])
     need = p["block_dim"] * gm / cube * chip.clock_MHz / 1000.0
     return {"cube": cube, "mte1": mte1, "gm_bytes": gm,
             "mte2_l2": gm / chip.gm_read_l1_bytes_per_cycle,

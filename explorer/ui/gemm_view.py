@@ -44,7 +44,7 @@ def params_key(scenario: Scenario) -> str:
 @st.cache_resource(max_entries=16, show_spinner=False, hash_funcs={Scenario: params_key})
 def plan(scenario: Scenario) -> gemm.Plan:
     """The validated scenario's tiling resolved into tasks (grid, panels, K split)."""
-    return gemm.plan(scenario.params_dict)
+    return gemm.plan(gemm.GemmParams.of(scenario.params_dict))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False, hash_funcs={Scenario: params_key})

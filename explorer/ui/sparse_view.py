@@ -186,7 +186,7 @@ def scenario(chip: Chip, p: dict) -> Scenario:
     params = decode_params(p)
     checked = decode.check(chip, params)
     lengths, layout = decode.workload(checked, np.random.default_rng(SEED))
-    decode.memory_check(chip, checked, lengths, layout)
+    decode.memory_check(chip, decode.DecodeParams.of(checked), lengths, layout)
     runs = [{"sparse": "none"}] + ([{"phases": "compress"}] if p["sparse"] in COMPRESSING
                                    else [])
     for run in runs:

@@ -16,7 +16,7 @@ RECORD = KernelRecord(
     build=decode.build, seeded=decode.SEEDED, timing_only=decode.TIMING_ONLY_PARAMS,
     numerics=Numerics(decode.make_inputs, decode.execute, decode.reference,
                       decode.error_bound, decode.unit_roundoff, decode.output_elements),
-    precision=dp.out_dtype,
+    precision=lambda p: dp.AttentionParams.of(p).out_dtype,
     roofline_label=lambda p: ("ui.decode.roofline_point",
                               {"impl": p["impl"], "group": dp.model_of(p).gqa_group}),
     advice=Advice(double_buffer=("advisor.tip.buffer_num", {"buffer_num": 2}),

@@ -26,14 +26,7 @@ from kernels.common.cycles import gm_read_cycles, vector_cycles
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from kernels.common.scheduling import assign, core_order
 from kernels.common.tque import iteration_index, previous
-from kernels.decode.params import (
-    FP32,
-    kv_bytes,
-    out_dtype,
-    schedule,
-    token_scale_bytes,
-    vector_cores,
-)
+from kernels.decode.params import FP32, DecodeParams
 from kernels.decode.tasks import Tasks, emit_dispatch, make_tasks, make_tiles
 from kernels.models import ModelShape
 
@@ -43,11 +36,12 @@ TASK_OPS = 4  # CopyIn q, Cast q, Div/Cast, CopyOut
 DISPATCH_OPS = 2  # the dynamic queue's atomic: read and write
 
 
-def tile_vector_ops(p: dict, model: ModelShape, tk, h) -> list[tuple[int, str, object, VClass]]:
+def tile_vector_ops(p: DecodeParams, model: ModelShape, tk,
+                    h) -> list[tuple[int, str, object, VClass]]:
     """(stage, label, elements, class) of the vector instructions of one tile of ``tk``
     tokens x ``h`` KV heads, all in fp32; stages 0 and 6 are the K and V loads."""
     g, d = model.gqa_group, model.head_dim
-    passes = 2 if kv_bytes(p) == 1 else 1  # int8: Cast, then Mul by the scale
+    passes = 2 if p.int8_kv else 1  # int8: Cast, then Mul by the scale
     big = h * g * tk * d
     cast = ("Cast {} -> fp32" if passes == 1 else "Dequant {}")
     simple = VClass.SIMPLE
@@ -59,17 +53,17 @@ def tile_vector_ops(p: dict, model: ModelShape, tk, h) -> list[tuple[int, str, o
             (9, "ReduceSum + rescale o", big + 2 * h * g * d, simple)]
 
 
-def tile_bytes(p: dict, model: ModelShape, tk, h):
+def tile_bytes(p: DecodeParams, model: ModelShape, tk, h):
     """Bytes of one K (or V) tile as stored: codes plus per-token scales."""
-    return tk * h * (model.head_dim * kv_bytes(p) + token_scale_bytes(p))
+    return tk * h * p.head_row_bytes(model.head_dim)
 
 
-def task_cycles(chip: Chip, p: dict, model: ModelShape, tokens, heads) -> np.ndarray:
+def task_cycles(chip: Chip, p: DecodeParams, model: ModelShape, tokens, heads) -> np.ndarray:
     """Estimated cycles of tasks of ``tokens`` x ``heads``: per tile the larger of its
     vector work and its two loads at a fair share of HBM (the cost model's formulas),
     summed over the tiles (full ones and the last partial one)."""
     tokens, heads = np.asarray(tokens), np.asarray(heads)
-    cores = vector_cores(chip, p)
+    cores = p.vector_cores(chip)
 
     def tile(tk):
         vec = sum(vector_cycles(chip, e, 4, c)
@@ -77,42 +71,41 @@ def task_cycles(chip: Chip, p: dict, model: ModelShape, tokens, heads) -> np.nda
         return np.where(tk > 0, np.maximum(vec, 2 * gm_read_cycles(
             chip, tile_bytes(p, model, tk, heads), cores)), 0.0)
 
-    t = p["tile_tokens"]
+    t = p.tile_tokens
     return (tokens // t) * tile(t) + tile(tokens % t) + chip.gm_read_latency_cycles
 
 
-def tasks_for(chip: Chip, p: dict, model: ModelShape, lengths) -> Tasks:
+def tasks_for(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> Tasks:
     """The vector attention's tasks for these lengths, on block_dim vector cores."""
-    cores = vector_cores(chip, p)
-    return make_tasks(lengths, model.kv_heads, p["heads_per_pass"], p["split_tokens"],
-                      p["tile_tokens"], cores, schedule(chip, p, cores),
+    cores = p.vector_cores(chip)
+    return make_tasks(lengths, model.kv_heads, p.heads_per_pass, p.split_tokens,
+                      p.tile_tokens, cores, p.schedule(chip, cores),
                       lambda tokens, heads: task_cycles(chip, p, model, tokens, heads))
 
 
-def instruction_count(chip: Chip, p: dict, model: ModelShape, lengths) -> int:
+def instruction_count(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> int:
     """Instructions `emit` will add (checked against the cap before building)."""
     tasks = tasks_for(chip, p, model, lengths)
     count = TILE_OPS * int(tasks.n_tiles.sum()) + TASK_OPS * len(tasks)
-    count += DISPATCH_OPS * len(tasks) if p["policy"] == "dynamic" else 0
+    count += DISPATCH_OPS * len(tasks) if p.policy == "dynamic" else 0
     split = tasks.chunks > 1
     if not split.any():
         return count
     combines = int((split & (tasks.t0 == 0)).sum())
-    return count + 2 * int(split.sum()) + 2 * combines + \
-        (p["block_dim"] or len(chip.vector_core_ids()))
+    return count + 2 * int(split.sum()) + 2 * combines + p.vector_cores(chip)
 
 
-def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
+def emit(b: ProgramBuilder, chip: Chip, p: DecodeParams, model: ModelShape, lengths,
          seq0: int) -> int:
     """Emit the attention (and the combine for split-KV); returns the next free seq."""
-    cores = np.asarray(chip.vector_core_ids(), np.int64)[:p["block_dim"] or None]
+    cores = p.vector_core_ids(chip)
     tasks = tasks_for(chip, p, model, lengths)
-    tiles = make_tiles(tasks, p["tile_tokens"])
+    tiles = make_tiles(tasks, p.tile_tokens)
     core = cores[tasks.slot]
     head = _emit_headers(b, p, model, tasks, core, seq0)
     _emit_tiles(b, p, model, tiles, tasks, core, seq0)
     parts, out = _emit_trailers(b, p, model, tasks, core, seq0)
-    if p["policy"] == "dynamic":
+    if p.policy == "dynamic":
         s = seq0 + tasks.it0 * STAGES - 1  # before the task's header, after the last task
         taken = emit_dispatch(b, core, tasks.seq, s, previous(out, tasks.ordinal, 1),
                               np.argsort(tasks.tid))
@@ -130,7 +123,7 @@ def _emit_headers(b, p, model, tasks, core, seq0) -> np.ndarray:
     qe = tasks.heads * g * d
     s = seq0 + tasks.it0 * STAGES
     load = b.transfer(core, Pipe.MTE2, "CopyIn q", Level.GM, Level.UB,
-                      qe * DTYPE_BYTES[out_dtype(p)], s, task=tasks.seq)
+                      qe * DTYPE_BYTES[p.out_dtype], s, task=tasks.seq)
     cast = b.vector(core, "Cast q -> fp32", qe, "fp32", s + 1, task=tasks.seq)
     b.depend(cast, load)
     b.depend(load, previous(cast, tasks.ordinal, 1))  # one q buffer
@@ -140,7 +133,7 @@ def _emit_headers(b, p, model, tasks, core, seq0) -> np.ndarray:
 def _emit_tiles(b, p, model, tiles, tasks, core, seq0) -> None:
     """The per-tile loop with K and V queues of BUFFER_NUM slots (the vector pipe runs
     its instructions in program order, so only the queues need edges)."""
-    bn = p["buffer_num"]
+    bn = p.buffer_num
     h, tk, c = tasks.heads[tiles.task], tiles.tokens, core[tiles.task]
     s, seqs = seq0 + tiles.it * STAGES, tasks.seq[tiles.task]
     in_bytes = tile_bytes(p, model, tk, h)
@@ -162,7 +155,7 @@ def _emit_trailers(b, p, model, tasks, core, seq0):
     s = seq0 + tasks.it_end * STAGES
     part = tasks.chunks > 1
     oe = tasks.heads * g * d
-    nbytes = np.where(part, tasks.heads * g * (d + 2) * FP32, oe * DTYPE_BYTES[out_dtype(p)])
+    nbytes = np.where(part, tasks.heads * g * (d + 2) * FP32, oe * DTYPE_BYTES[p.out_dtype])
     fin = np.empty(len(tasks), np.int64)
     for mask, label, elems in ((~part, "Div o/l, Cast", 2 * oe),
                                (part, "Pack partials (o, m, l)", 2 * tasks.heads * g)):
@@ -173,7 +166,7 @@ def _emit_trailers(b, p, model, tasks, core, seq0):
     out = b.transfer(core, Pipe.MTE3, "CopyOut o", Level.UB, Level.GM, nbytes, s + 1,
                      region=region, task=tasks.seq)
     b.depend(out, fin)
-    b.depend(fin, previous(out, tasks.ordinal, p["buffer_num"]))
+    b.depend(fin, previous(out, tasks.ordinal, p.buffer_num))
     return ((out, region) if part.any() else None), out
 
 
@@ -191,9 +184,9 @@ def _emit_combine(b, p, model, tasks, cores, parts, seq0) -> int:
     n_comb = int(combine_of.max(initial=-1)) + 1
     # the combine kernel's tasks differ only in their chunk counts: the task's policy, but
     # without a queue (round-robin for "dynamic"; cluster_lpt has no shared data here)
-    policy = {"dynamic": "round_robin", "cluster_lpt": "lpt"}.get(p["policy"], p["policy"])
+    policy = {"dynamic": "round_robin", "cluster_lpt": "lpt"}.get(p.policy, p.policy)
     slots = assign(np.bincount(combine_of).astype(float), len(cores), policy,
-                   inter_core_cost=p["inter_core_cost"])
+                   inter_core_cost=p.inter_core_cost)
     order, ordinal = core_order(slots)
     rank = np.empty(n_comb, np.int64)
     rank[order] = np.arange(n_comb)
@@ -208,7 +201,7 @@ def _emit_combine(b, p, model, tasks, cores, parts, seq0) -> int:
     b.depend(ld, out[srt])
     upd = b.vector(core, "Log-sum-exp combine", 3 * pe, "fp32", s + 1, task=tasks.seq[srt])
     b.depend(upd, ld)
-    b.depend(ld, previous(upd, u, p["buffer_num"]))
+    b.depend(ld, previous(upd, u, p.buffer_num))
     return _combine_outputs(b, p, model, tasks, srt, comb, core, s, int(s.max(initial=seq0)))
 
 
@@ -219,6 +212,6 @@ def _combine_outputs(b, p, model, tasks, srt, comb, core, s, top) -> int:
     fin = b.vector(core[last], "Div o/l, Cast", 2 * oe, "fp32", s[last] + 2,
                    task=tasks.seq[srt[last]])
     st = b.transfer(core[last], Pipe.MTE3, "CopyOut o", Level.UB, Level.GM,
-                    oe * DTYPE_BYTES[out_dtype(p)], s[last] + 3, task=tasks.seq[srt[last]])
+                    oe * DTYPE_BYTES[p.out_dtype], s[last] + 3, task=tasks.seq[srt[last]])
     b.depend(st, fin)
     return top + 6

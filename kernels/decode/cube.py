@@ -25,15 +25,7 @@ from hardware_presets.errors import InputError
 from kernels.common.cycles import gm_read_cycles
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from kernels.common.tque import iteration_index, previous
-from kernels.decode.params import (
-    CUBE_M0,
-    FP32,
-    cube_cores,
-    kv_bytes,
-    out_dtype,
-    schedule,
-    token_scale_bytes,
-)
+from kernels.decode.params import FP32, DecodeParams, cube_rows
 from kernels.decode.tasks import Tasks, Tiles, emit_dispatch, make_tasks, make_tiles
 from kernels.models import ModelShape
 
@@ -44,22 +36,23 @@ TASK_OPS = 4
 DISPATCH_OPS = 2
 
 
-def task_cycles(chip: Chip, p: dict, model: ModelShape, tokens, cores: int) -> np.ndarray:
+def task_cycles(chip: Chip, p: DecodeParams, model: ModelShape, tokens,
+                cores: int) -> np.ndarray:
     """Estimated cycles of tasks of ``tokens``: the AIC's MTE2, which loads K, V and P of
     every tile (its busiest pipe), at a fair share of HBM; three loads' latencies per tile."""
     tokens = np.asarray(tokens)
-    m = -(-model.gqa_group // CUBE_M0) * CUBE_M0
-    cb = DTYPE_BYTES[out_dtype(p)]
+    m = cube_rows(model)
+    cb = DTYPE_BYTES[p.out_dtype]
     nbytes = tokens * (2 * model.head_dim * cb + m * cb)
-    tiles = -(-tokens // p["tile_tokens"])
+    tiles = -(-tokens // p.tile_tokens)
     return gm_read_cycles(chip, nbytes, cores) + 2 * tiles * chip.gm_read_latency_cycles
 
 
-def tasks_for(chip: Chip, p: dict, model: ModelShape, lengths) -> Tasks:
+def tasks_for(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> Tasks:
     """One task per (sequence, KV head), on block_dim cube cores."""
-    cores = cube_cores(chip, p)
-    return make_tasks(lengths, model.kv_heads, 1, 0, p["tile_tokens"], cores,
-                      schedule(chip, p, cores),
+    cores = p.cube_cores(chip)
+    return make_tasks(lengths, model.kv_heads, 1, 0, p.tile_tokens, cores,
+                      p.schedule(chip, cores),
                       lambda tokens, heads: task_cycles(chip, p, model, tokens, cores))
 
 
@@ -72,10 +65,10 @@ def require_split(chip: Chip) -> None:
                          "through L0C/UB/L1 inside one core, which is not modelled")
 
 
-def instruction_count(chip: Chip, p: dict, model: ModelShape, lengths) -> int:
+def instruction_count(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> int:
     tasks = tasks_for(chip, p, model, lengths)
-    per_tile = TILE_OPS + (INT8_TILE_OPS if kv_bytes(p) == 1 else 0)
-    per_task = TASK_OPS + (DISPATCH_OPS if p["policy"] == "dynamic" else 0)
+    per_tile = TILE_OPS + (INT8_TILE_OPS if p.int8_kv else 0)
+    per_task = TASK_OPS + (DISPATCH_OPS if p.policy == "dynamic" else 0)
     return per_tile * int(tasks.n_tiles.sum()) + per_task * len(tasks)
 
 
@@ -91,11 +84,11 @@ def _ring(b, users, consumers, core, seq, depth) -> None:
 class _Emitter:
     """Shared arrays of one emission (cores, seq bases, sizes per tile)."""
 
-    def __init__(self, b, chip, p, model, tasks: Tasks, tiles: Tiles, seq0: int):
-        self.b, self.p, self.bn = b, p, p["buffer_num"]
-        self.g, self.d, self.m = model.gqa_group, model.head_dim, \
-            -(-model.gqa_group // CUBE_M0) * CUBE_M0
-        self.cb = DTYPE_BYTES[out_dtype(p)]
+    def __init__(self, b, chip, p: DecodeParams, model, tasks: Tasks, tiles: Tiles,
+                 seq0: int):
+        self.b, self.p, self.bn = b, p, p.buffer_num
+        self.g, self.d, self.m = model.gqa_group, model.head_dim, cube_rows(model)
+        self.cb = DTYPE_BYTES[p.out_dtype]
         aic = np.asarray(chip.cube_core_ids(), np.int64)
         aiv = np.asarray(chip.vector_core_ids(), np.int64)
         self.aic, self.aiv = aic[tasks.slot], aiv[2 * tasks.slot]
@@ -119,20 +112,20 @@ class _Emitter:
         return self.b.regions_by_key(key, np.full(len(key), nbytes, np.int64))
 
 
-def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
+def emit(b: ProgramBuilder, chip: Chip, p: DecodeParams, model: ModelShape, lengths,
          seq0: int) -> int:
     """Emit the cube + vector attention; returns the next free seq."""
     require_split(chip)
     tasks = tasks_for(chip, p, model, lengths)
-    tiles = make_tiles(tasks, p["tile_tokens"])
+    tiles = make_tiles(tasks, p.tile_tokens)
     e = _Emitter(b, chip, p, model, tasks, tiles, seq0)
     q_load, q_move = _header(e)
-    k_src, v_src = _int8_antiquant(e) if kv_bytes(p) == 1 else (None, None)
+    k_src, v_src = _int8_antiquant(e) if p.int8_kv else (None, None)
     ids = _s_part(e, k_src)
     ids.update(_o_part(e, v_src))
     _buffers(e, ids, q_move)
     out = _trailer(e)
-    if p["policy"] == "dynamic":  # the AIC takes the next task once its last one is out
+    if p.policy == "dynamic":  # the AIC takes the next task once its last one is out
         s = seq0 + tasks.it0 * STAGES - 1
         taken = emit_dispatch(b, e.aic, tasks.seq, s, previous(out, tasks.ordinal, 1),
                               np.argsort(tasks.tid))
@@ -155,7 +148,7 @@ def _header(e: _Emitter) -> tuple[np.ndarray, np.ndarray]:
 def _int8_antiquant(e: _Emitter):
     """AIV: CopyIn int8 K/V tile (+ scales), dequantise to fp16, store to the workspace
     the AIC loads from. K one iteration ahead of its use, V in the iteration of S."""
-    in_bytes = e.tk * (e.d * kv_bytes(e.p) + token_scale_bytes(e.p))
+    in_bytes = e.tk * e.p.head_row_bytes(e.d)
     out_bytes = e.tk * e.d * e.cb
     stores = []
     for name, offset in (("K", 17 - STAGES), ("V", 20)):
@@ -163,7 +156,7 @@ def _int8_antiquant(e: _Emitter):
         dq = e.vec(f"Dequant {name} -> fp16", 2 * e.tk * e.d, offset + 1)
         st = e.tr(e.v, Pipe.MTE3, f"Store {name} fp16 -> workspace", Level.UB, Level.GM,
                   out_bytes, offset + 2, region=e.workspace(4 + (name == "V"),
-                                                            e.p["tile_tokens"] * e.d * e.cb))
+                                                            e.p.tile_tokens * e.d * e.cb))
         e.b.depend(dq, ld)
         e.b.depend(st, dq)
         _ring(e.b, [ld], [st], [e.v], [e.s + offset], e.bn)
@@ -174,26 +167,26 @@ def _int8_antiquant(e: _Emitter):
 def _s_part(e: _Emitter, k_src) -> dict:
     """Scores: the AIC computes S = q K^T for tile j; the AIV turns it into P."""
     b, d, tk = e.b, e.d, e.tk
-    kb = tk * d * (e.cb if k_src is not None else kv_bytes(e.p))
-    region = e.workspace(4, e.p["tile_tokens"] * d * e.cb) if k_src is not None else -1
+    kb = tk * d * (e.cb if k_src is not None else e.p.kv_bytes)
+    region = e.workspace(4, e.p.tile_tokens * d * e.cb) if k_src is not None else -1
     ids = {"ld_k": e.tr(e.c, Pipe.MTE2, "Load K -> L1", Level.GM, Level.L1, kb, 0,
                         region=region)}
     if k_src is not None:
         b.depend(ids["ld_k"], k_src)
     ids["mv_k"] = e.tr(e.c, Pipe.MTE1, "LoadData K -> L0B", Level.L1, Level.L0B,
                        tk * d * e.cb, 1)
-    ids["mm_s"] = b.mmad(e.c, "Mmad S = q K^T", e.m, tk, d, out_dtype(e.p), e.s + 2,
+    ids["mm_s"] = b.mmad(e.c, "Mmad S = q K^T", e.m, tk, d, e.p.out_dtype, e.s + 2,
                          task=e.seqs)
     s_bytes = e.g * tk * FP32
     ids["fix_s"] = e.tr(e.c, Pipe.FIX, "Fixpipe S -> GM", Level.L0C, Level.GM, s_bytes, 3,
-                        region=e.workspace(0, e.g * e.p["tile_tokens"] * FP32))
+                        region=e.workspace(0, e.g * e.p.tile_tokens * FP32))
     ids["in_s"] = e.tr(e.v, Pipe.MTE2, "CopyIn S", Level.GM, Level.UB, s_bytes, 4,
-                       region=e.workspace(0, e.g * e.p["tile_tokens"] * FP32))
+                       region=e.workspace(0, e.g * e.p.tile_tokens * FP32))
     ids["sm"] = e.vec("Softmax update (max, sub, scale)", 3 * e.g * tk + 2 * e.g, 5)
     e.vec("Exp", e.g * (tk + 1), 6, VClass.SPECIAL)
     ids["cast_p"] = e.vec("Cast P", e.g * tk, 7)
     ids["out_p"] = e.tr(e.v, Pipe.MTE3, "CopyOut P -> GM", Level.UB, Level.GM,
-                        e.g * tk * e.cb, 8, region=e.workspace(1, e.g * e.p["tile_tokens"] * e.cb))
+                        e.g * tk * e.cb, 8, region=e.workspace(1, e.g * e.p.tile_tokens * e.cb))
     for after, before in (("mv_k", "ld_k"), ("mm_s", "mv_k"), ("fix_s", "mm_s"),
                           ("in_s", "fix_s"), ("sm", "in_s"), ("out_p", "cast_p")):
         b.depend(ids[after], ids[before])
@@ -204,19 +197,19 @@ def _o_part(e: _Emitter, v_src) -> dict:
     """Output: one iteration later the AIC computes P V; the AIV rescales and adds it."""
     b, d, tk = e.b, e.d, e.tk
     lag = STAGES  # one iteration behind the scores
-    vb = tk * d * (e.cb if v_src is not None else kv_bytes(e.p))
+    vb = tk * d * (e.cb if v_src is not None else e.p.kv_bytes)
     ids = {"ld_v": e.tr(e.c, Pipe.MTE2, "Load V -> L1", Level.GM, Level.L1, vb, lag + 9,
-                        region=e.workspace(5, e.p["tile_tokens"] * d * e.cb)
+                        region=e.workspace(5, e.p.tile_tokens * d * e.cb)
                         if v_src is not None else -1)}
     if v_src is not None:
         b.depend(ids["ld_v"], v_src)
     ids["ld_p"] = e.tr(e.c, Pipe.MTE2, "Load P -> L1", Level.GM, Level.L1, e.m * tk * e.cb,
-                       lag + 10, region=e.workspace(1, e.g * e.p["tile_tokens"] * e.cb))
+                       lag + 10, region=e.workspace(1, e.g * e.p.tile_tokens * e.cb))
     ids["mv_p"] = e.tr(e.c, Pipe.MTE1, "LoadData P -> L0A", Level.L1, Level.L0A,
                        e.m * tk * e.cb, lag + 11)
     ids["mv_v"] = e.tr(e.c, Pipe.MTE1, "LoadData V -> L0B", Level.L1, Level.L0B,
                        tk * d * e.cb, lag + 12)
-    ids["mm_o"] = b.mmad(e.c, "Mmad O = P V", e.m, d, tk, out_dtype(e.p), e.s + lag + 13,
+    ids["mm_o"] = b.mmad(e.c, "Mmad O = P V", e.m, d, tk, e.p.out_dtype, e.s + lag + 13,
                          task=e.seqs)
     ids["fix_o"] = e.tr(e.c, Pipe.FIX, "Fixpipe O -> GM", Level.L0C, Level.GM,
                         e.g * d * FP32, lag + 14, region=e.workspace(2, e.g * d * FP32))

@@ -27,6 +27,7 @@ from kernels.decode import attention as decode_attention
 from kernels.decode import cube as decode_cube
 from kernels.decode import kv_append, layer
 from kernels.decode import params as decode_params
+from kernels.decode.kv_memory import kv_memory
 from kernels.decode.numerics import (  # noqa: F401 (protocol)
     error_bound,
     execute,
@@ -35,8 +36,7 @@ from kernels.decode.numerics import (  # noqa: F401 (protocol)
     reference,
     unit_roundoff,
 )
-from kernels.decode.params import PARAMS, model_of, workload  # noqa: F401
-from kernels.decode.workload import kv_memory
+from kernels.decode.params import PARAMS, DecodeParams, model_of, workload  # noqa: F401
 from kernels.sparse import compress as kv_compress
 from kernels.sparse import select as sparse_select
 
@@ -44,17 +44,14 @@ NAME = "decode"
 SEEDED = True  # build() takes the scenario's seed (context lengths, block table)
 #: which phases run, how tasks are placed and buffered, what the linear layers' weights
 #: cost, the sparse policy (the check covers the attention over the full cache): none of
-#: them changes an attention output
-TIMING_ONLY_PARAMS = frozenset({
-    "phases", "append", "policy", "block_dim", "buffer_num", "heads_per_pass",
-    "inter_core_cost", "allow_overcommit", "weight_dtype", "sparse", "keep_ratio", "sinks",
-    "window", "page_size", "compress_every", "tp"})
+#: them changes an attention output (`DecodeParams`' own fields)
+TIMING_ONLY_PARAMS = decode_params.TIMING_ONLY
 APPEND_OPS = kv_append.LABELS
 
 
-def attention_module(p: dict):
+def attention_module(p: DecodeParams):
     """The module that emits the chosen attention implementation."""
-    return decode_cube if p["impl"] == "cube_vector" else decode_attention
+    return decode_cube if p.impl == "cube_vector" else decode_attention
 
 
 def check(chip: Chip, params: dict) -> dict:
@@ -65,19 +62,19 @@ def check(chip: Chip, params: dict) -> dict:
     return p
 
 
-def memory_check(chip: Chip, p: dict, lengths, layout) -> dict:
+def memory_check(chip: Chip, p: DecodeParams, lengths, layout) -> dict:
     """KV bytes reserved by the layout plus the weights, against HBM; refused unless
     ``allow_overcommit`` (then the result says it does not fit)."""
-    model = model_of(p)
-    kv = kv_memory(model, len(lengths), lengths, p["kv_dtype"], layout)
-    need = kv["reserved_bytes"] + model.weight_bytes(p["weight_dtype"])
-    if need > chip.hbm_bytes and not p["allow_overcommit"]:
+    model = p.model_shape
+    kv = kv_memory(model, len(lengths), lengths, p.kv_dtype, layout)
+    need = kv["reserved_bytes"] + model.weight_bytes(p.weight_dtype)
+    if need > chip.hbm_bytes and not p.allow_overcommit:
         per_seq = max(kv["per_sequence_reserved_bytes"])
-        room = chip.hbm_bytes - model.weight_bytes(p["weight_dtype"])
+        room = chip.hbm_bytes - model.weight_bytes(p.weight_dtype)
         fit = max(0, room // per_seq) if room > 0 else 0
-        raise InputError("params.batch", p["batch"], f"at most {fit} sequences: KV "
+        raise InputError("params.batch", p.batch, f"at most {fit} sequences: KV "
                          f"{kv['reserved_bytes'] / 1e9:.1f} GB + weights "
-                         f"{model.weight_bytes(p['weight_dtype']) / 1e9:.1f} GB exceed the "
+                         f"{model.weight_bytes(p.weight_dtype) / 1e9:.1f} GB exceed the "
                          f"{chip.hbm_bytes / 1e9:.1f} GB HBM of {chip.display_name}",
                          hint="Use a smaller batch or context, int8 KV, paged blocks, or "
                          "allow_overcommit to emulate anyway (one card's share of a "
@@ -85,30 +82,30 @@ def memory_check(chip: Chip, p: dict, lengths, layout) -> dict:
     return kv
 
 
-def _attention_count(chip: Chip, p: dict, model, lengths) -> int:
+def _attention_count(chip: Chip, p: DecodeParams, model, lengths) -> int:
     read = sparse_select.attention_tokens(p, lengths)
     return attention_module(p).instruction_count(chip, p, model, read) + \
         sparse_select.instruction_count(p, model, lengths)
 
 
-def layer_ops(p: dict, model, lengths, *, head: bool = True) -> list:
+def layer_ops(p: DecodeParams, model, lengths, *, head: bool = True) -> list:
     """The ops of the whole layer (``phases = "layer"``), see kernels.decode.layer."""
     return layer.ops(p, model, lengths, _attention, _attention_count, head=head)
 
 
-def instruction_count(chip: Chip, p: dict, lengths) -> int:
+def instruction_count(chip: Chip, p: DecodeParams, lengths) -> int:
     """Instructions the layer program will hold (refused above the cap before building)."""
-    model = model_of(p)
-    if p["phases"] == "layer":
+    model = p.model_shape
+    if p.phases == "layer":
         return layer.instruction_count(chip, layer_ops(p, model, lengths))
-    if p["phases"] == "compress":
+    if p.phases == "compress":
         return kv_compress.instruction_count(chip, p, model, lengths)
     count = 0
-    if p["phases"] in ("both", "append"):
+    if p.phases in ("both", "append"):
         count += kv_append.instruction_count(chip, p, model, lengths)
-    if p["phases"] in ("both", "attention"):
+    if p.phases in ("both", "attention"):
         count += _attention_count(chip, p, model, lengths)
-    return count + (chip.num_cores if p["phases"] == "both" else 0)
+    return count + (chip.num_cores if p.phases == "both" else 0)
 
 
 def build(chip: Chip, params: dict, seed: int = 0) -> Program:
@@ -120,36 +117,37 @@ def build_layers(chip: Chip, params: dict, seed: int, layers: int) -> Program:
     """``layers`` identical layers back to back, a SyncAll between them (each layer is a
     new kernel launch): what `explorer.core.decode_step` replaces by one emulated layer
     times ``layers``; tests compare the two."""
-    p = check(chip, params)
-    lengths, layout = workload(p, np.random.default_rng(seed))
+    p = DecodeParams.of(check(chip, params))
+    lengths, layout = p.draw(np.random.default_rng(seed))
     memory_check(chip, p, lengths, layout)
     b = ProgramBuilder(NAME)
     b.reserve(layers * instruction_count(chip, p, lengths) + layers * chip.num_cores,
               "use larger tiles (tile_tokens), a smaller batch or shorter contexts")
-    model = model_of(p)
+    model = p.model_shape
     everyone = np.arange(chip.num_cores)
     nxt = 0
     for index in range(layers):
-        if p["phases"] == "layer":  # each op ends with its own SyncAll
+        if p.phases == "layer":  # each op ends with its own SyncAll
             nxt = layer.emit(b, chip, p, layer_ops(p, model, lengths,
                                                    head=index == layers - 1), nxt)
             continue
         if index:
             b.sync_all(everyone, nxt)
             nxt += 1
-        if p["phases"] in ("both", "append"):
+        if p.phases in ("both", "append"):
             nxt = kv_append.emit(b, chip, p, model, lengths, nxt)
-        if p["phases"] == "both":
+        if p.phases == "both":
             b.sync_all(everyone, nxt)
             nxt += 1
-        if p["phases"] in ("both", "attention"):
+        if p.phases in ("both", "attention"):
             nxt = _attention(b, chip, p, model, lengths, nxt)
-        if p["phases"] == "compress":
+        if p.phases == "compress":
             nxt = kv_compress.emit(b, chip, p, model, lengths, nxt)
     return b.build()
 
 
-def _attention(b: ProgramBuilder, chip: Chip, p: dict, model, lengths, seq0: int) -> int:
+def _attention(b: ProgramBuilder, chip: Chip, p: DecodeParams, model, lengths,
+               seq0: int) -> int:
     """Attention over what the sparse policy reads, with its per-step extras."""
     nxt = sparse_select.emit(b, chip, p, model, lengths, seq0, "before")
     nxt = attention_module(p).emit(b, chip, p, model,

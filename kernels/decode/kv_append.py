@@ -25,7 +25,7 @@ from kernels.common.cycles import gm_read_cycles
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder
 from kernels.common.scheduling import assign, core_order
 from kernels.common.tque import iteration_index, previous
-from kernels.decode.params import kv_bytes, out_dtype, schedule, token_scale_bytes
+from kernels.decode.params import AttentionParams, DecodeParams
 from kernels.models import ModelShape
 
 STAGES = 6
@@ -33,17 +33,17 @@ LABELS = ("CopyIn new K,V", "Quantize K,V", "Scatter K -> cache", "Scatter V -> 
           "CopyIn cache tile", "CopyOut cache tile")
 
 
-def row_bytes(p: dict, model: ModelShape) -> int:
+def row_bytes(p: AttentionParams, model: ModelShape) -> int:
     """One token's K (or V) row in the cache: kv_heads x head_dim codes + per-token scales."""
-    return model.kv_heads * (model.head_dim * kv_bytes(p) + token_scale_bytes(p))
+    return model.kv_heads * p.head_row_bytes(model.head_dim)
 
 
-def traffic(p: dict, model: ModelShape, lengths) -> dict[str, int]:
+def traffic(p: AttentionParams, model: ModelShape, lengths) -> dict[str, int]:
     """GM bytes one layer's append moves, by strategy (the formulas the program follows):
     incremental reads the new rows (fp16) and writes them; concat also reads length - 1
     cached tokens and writes all length tokens, for K and V."""
     lengths = np.asarray(lengths, np.int64)
-    new_in = 2 * model.kv_heads * model.head_dim * DTYPE_BYTES[out_dtype(p)] * len(lengths)
+    new_in = 2 * model.kv_heads * model.head_dim * DTYPE_BYTES[p.out_dtype] * len(lengths)
     row = row_bytes(p, model)
     inc_write = 2 * row * len(lengths)
     return {"incremental_read": new_in, "incremental_write": inc_write,
@@ -51,39 +51,39 @@ def traffic(p: dict, model: ModelShape, lengths) -> dict[str, int]:
             "concat_write": 2 * row * int(lengths.sum())}
 
 
-def concat_tile_tokens(chip: Chip, p: dict, model: ModelShape) -> int:
+def concat_tile_tokens(chip: Chip, p: DecodeParams, model: ModelShape) -> int:
     """Tokens per concat tile: BUFFER_NUM slots of K or V rows in half the UB each."""
-    return max(1, chip.ub_bytes // (2 * p["buffer_num"] * row_bytes(p, model)))
+    return p.ub_rows(chip, row_bytes(p, model))
 
 
-def task_cycles(chip: Chip, p: dict, model: ModelShape, lengths) -> np.ndarray:
+def task_cycles(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> np.ndarray:
     """Estimated cycles per sequence: its GM reads at a fair share of HBM plus a write
     latency (incremental: the new rows; concat: also the length - 1 cached tokens)."""
     lengths = np.asarray(lengths, np.int64)
-    rows = 2 * model.kv_heads * model.head_dim * DTYPE_BYTES[out_dtype(p)]
-    old = 2 * row_bytes(p, model) * (lengths - 1) if p["append"] == "concat" else 0 * lengths
-    cores = p["block_dim"] or len(chip.vector_core_ids())
+    rows = 2 * model.kv_heads * model.head_dim * DTYPE_BYTES[p.out_dtype]
+    old = 2 * row_bytes(p, model) * (lengths - 1) if p.append == "concat" else 0 * lengths
+    cores = p.vector_cores(chip)
     return gm_read_cycles(chip, rows + old, cores) + chip.gm_write_latency_cycles
 
 
-def instruction_count(chip: Chip, p: dict, model: ModelShape, lengths) -> int:
+def instruction_count(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> int:
     """Instructions `emit` will add (checked against the cap before building)."""
     n = len(lengths)
-    rows = n * (4 if kv_bytes(p) == 1 else 3)
-    if p["append"] == "incremental":
+    rows = n * (4 if p.int8_kv else 3)
+    if p.append == "incremental":
         return rows
     tiles = -(-(np.asarray(lengths, np.int64) - 1) // concat_tile_tokens(chip, p, model))
     return int(2 * 2 * tiles.sum()) + rows
 
 
-def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
+def emit(b: ProgramBuilder, chip: Chip, p: DecodeParams, model: ModelShape, lengths,
          seq0: int) -> int:
     """Emit the append for every sequence; returns the next free seq value."""
-    cores = np.asarray(chip.vector_core_ids(), np.int64)[:p["block_dim"] or None]
+    cores = p.vector_core_ids(chip)
     slots = assign(task_cycles(chip, p, model, lengths), len(cores),
-                   **schedule(chip, p, len(cores)))
+                   **p.schedule(chip, len(cores)))
     order, ordinal = core_order(slots)
-    if p["append"] == "incremental":
+    if p.append == "incremental":
         return _incremental(b, p, model, cores[slots[order]], order, ordinal, seq0)
     return _concat(b, chip, p, model, np.asarray(lengths, np.int64), cores, slots, seq0)
 
@@ -94,16 +94,16 @@ def _incremental(b, p, model, core, seqs, ordinal, seq0) -> int:
     s = seq0 + ordinal * STAGES
     row = row_bytes(p, model)
     load = b.transfer(core, Pipe.MTE2, LABELS[0], Level.GM, Level.UB,
-                      d_in * DTYPE_BYTES[out_dtype(p)], s, task=seqs)
+                      d_in * DTYPE_BYTES[p.out_dtype], s, task=seqs)
     ready = load
-    if kv_bytes(p) == 1:  # abs, max, scale, multiply and cast: ~4 passes in fp32
+    if p.int8_kv:  # abs, max, scale, multiply and cast: ~4 passes in fp32
         ready = b.vector(core, LABELS[1], 4 * d_in, "fp32", s + 1, task=seqs)
         b.depend(ready, load)
     k = b.transfer(core, Pipe.MTE3, LABELS[2], Level.UB, Level.GM, row, s + 2, task=seqs)
     v = b.transfer(core, Pipe.MTE3, LABELS[3], Level.UB, Level.GM, row, s + 3, task=seqs)
     b.depend(k, ready)
     b.depend(v, ready)
-    b.depend(load, previous(v, ordinal, p["buffer_num"]))  # the UB slot is free again
+    b.depend(load, previous(v, ordinal, p.buffer_num))  # the UB slot is free again
     return int(s.max(initial=seq0)) + STAGES
 
 
@@ -126,6 +126,6 @@ def _concat(b, chip, p, model, lengths, cores, slots, seq0) -> int:
     store = b.transfer(core, Pipe.MTE3, LABELS[5], Level.UB, Level.GM, tokens * row, s + 1,
                        task=seqs)
     b.depend(store, load)
-    b.depend(load, previous(store, u, p["buffer_num"]))
+    b.depend(load, previous(store, u, p.buffer_num))
     nxt = int(s.max(initial=seq0)) + 2
     return _incremental(b, p, model, cores[slots[order]], order, ordinal, nxt)

@@ -33,7 +33,7 @@ import numpy as np
 from hardware_presets import Chip
 from kernels.common.program import DTYPE_BYTES, ProgramBuilder
 from kernels.decode import kv_append
-from kernels.decode.params import model_of, out_dtype
+from kernels.decode.params import DecodeParams
 from kernels.linear import kernel as linear
 from kernels.models import ModelShape
 from kernels.rmsnorm import kernel as rmsnorm
@@ -72,16 +72,16 @@ class LayerShape:
         return self.q_heads * self.head_dim
 
 
-def layer_shape(p: dict, model: ModelShape | None = None) -> LayerShape:
+def layer_shape(p: DecodeParams, model: ModelShape | None = None) -> LayerShape:
     """The layer's shapes from checked decode parameters."""
-    model = model or model_of(p)
-    tp = p["tp"]
+    model = model or p.model_shape
+    tp = p.tp
     return LayerShape(
-        batch=p["batch"], hidden=model.hidden * tp, q_heads=model.q_heads,
+        batch=p.batch, hidden=model.hidden * tp, q_heads=model.q_heads,
         kv_heads=model.kv_heads, head_dim=model.head_dim,
         intermediate=model.intermediate_size, vocab=-(-model.vocab_size // tp),
-        act_dtype=out_dtype(p) if p["weight_dtype"] != "bf16" else "bf16",
-        weight_dtype=p["weight_dtype"], eps=model.rms_norm_eps)
+        act_dtype=p.out_dtype if p.weight_dtype != "bf16" else "bf16",
+        weight_dtype=p.weight_dtype, eps=model.rms_norm_eps)
 
 
 def activation_bytes(s: LayerShape) -> dict[str, int]:
@@ -120,8 +120,8 @@ def _swiglu_op(s: LayerShape):
             lambda chip: swiglu.instruction_count(chip, shape))
 
 
-def ops(p: dict, model: ModelShape, lengths, attention: Callable, attention_count: Callable,
-        *, head: bool = True) -> list[tuple[str, Callable, Callable]]:
+def ops(p: DecodeParams, model: ModelShape, lengths, attention: Callable,
+        attention_count: Callable, *, head: bool = True) -> list[tuple[str, Callable, Callable]]:
     """The layer's ops in order, each (name, emit, instruction count); ``attention`` and
     ``attention_count`` emit and count the decode kernel's attention (its implementation
     and sparse policy are the kernel's)."""
@@ -151,7 +151,7 @@ def instruction_count(chip: Chip, steps) -> int:
     return sum(count(chip) for _, _, count in steps) + len(steps) * chip.num_cores
 
 
-def emit(b: ProgramBuilder, chip: Chip, p: dict, steps, nxt: int) -> int:
+def emit(b: ProgramBuilder, chip: Chip, p: DecodeParams, steps, nxt: int) -> int:
     """Emit the ops in order, each one launch followed by a SyncAll over every core."""
     s = layer_shape(p)
     names = list(activation_bytes(s))

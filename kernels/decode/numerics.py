@@ -4,14 +4,17 @@ error_bound, unit_roundoff, output_elements) of the KV-cache decode kernel.
 For each verified (sequence, KV head) pair the g query heads of its GQA group attend over
 the pair's cached tokens, read tile by tile from real storage in the chosen layout
 (`kv_store`: contiguous slabs or a paged block pool, unused slots NaN) and computed by
-`online_attention` in the kernel's order for params["impl"]:
+`online_attention` in the kernel's order for the ``impl`` parameter:
 
 * "vector": K and V tiles dequantised to fp32, q cast to fp32, everything in fp32;
 * "cube_vector": q and the tiles in the compute format (fp16, bf16 for a bf16 cache; int8
   dequantised in fp32 first), S = q K^T and P V on the cube (fp32 accumulation, k0 = 16),
   the online softmax in fp32 on the vector;
 * "split_kv": the vector algorithm per chunk of split_tokens, combined by log-sum-exp.
-The fp32 result o / l is rounded to the output format (`decode_params.out_dtype`).
+The fp32 result o / l is rounded to the output format (`AttentionParams.out_dtype`).
+
+The protocol functions take the numerics' parameter dict (the timing-only parameters
+left out) and read it once, as `AttentionParams`: what the attention's values depend on.
 
 Which pairs are verified (`verified_pairs`) keeps memory and time bounded for any batch and
 context; `Sample` says how many of all pairs were verified, and over how many tokens.
@@ -26,8 +29,8 @@ from kernels.common.attention_math import decode_attention_reference
 from kernels.common.formats import UNIT_ROUNDOFF
 from kernels.common.precision import round_to
 from kernels.decode import online_attention
-from kernels.decode import params as decode_params
 from kernels.decode.kv_store import StoredKV
+from kernels.decode.params import AttentionParams
 
 #: K elements (tokens x head_dim) of all verified pairs together, at most
 VERIFY_ELEMENTS = 1 << 20
@@ -88,7 +91,7 @@ def _candidates(lengths: np.ndarray, heads: int):
             yield s, (k + r) % heads
 
 
-def verified_pairs(p: dict, lengths) -> Sample:
+def verified_pairs(p: AttentionParams, lengths) -> Sample:
     """The (sequence, KV head) pairs make_inputs materialises and execute verifies.
 
     Candidates, in order: the longest sequence, the shortest, then up to 64 sequences
@@ -101,7 +104,7 @@ def verified_pairs(p: dict, lengths) -> Sample:
     costs at most a quarter of the budget), and every pair when all fit. Deterministic:
     it depends on the lengths and the model only. Sorted by (sequence, head).
     """
-    model = decode_params.model_of(p)
+    model = p.model_shape
     d, heads = model.head_dim, model.kv_heads
     lengths = np.asarray(lengths, np.int64)
     cap = max(1, PAIR_ELEMENTS // d)
@@ -123,7 +126,7 @@ def verified_pairs(p: dict, lengths) -> Sample:
 def make_inputs(p: dict, rng: np.random.Generator) -> dict:
     """Inputs of the verified pairs for checked parameters ``p``.
 
-    The first draws from ``rng`` are the workload's (`decode_params.workload`: lengths,
+    The first draws from ``rng`` are the workload's (`AttentionParams.draw`: lengths,
     layout), so the program and the numerics of one seed see the same batch. The values
     come from a child generator (``rng.spawn``), independent of what the layout drew: one
     seed gives the same q, K and V with either layout. Per KV head and channel, K and V
@@ -133,27 +136,22 @@ def make_inputs(p: dict, rng: np.random.Generator) -> dict:
     in kv_dtype and laid out physically (`kv_store.StoredKV`), contiguous slabs with a
     NaN tail of one tile.
     """
-    lengths, layout = decode_params.workload(p, rng)
-    sample = verified_pairs(p, lengths)
+    a = AttentionParams.of(p)
+    lengths, layout = a.draw(rng)
+    sample = verified_pairs(a, lengths)
     vals = rng.spawn(1)[0]
-    model = decode_params.model_of(p)
+    model = a.model_shape
     d, g = model.head_dim, model.gqa_group
     scales = vals.lognormal(0.0, CHANNEL_SIGMA, size=(2, model.kv_heads, d))
-    q = round_to(vals.standard_normal((sample.pairs, g, d)), decode_params.out_dtype(p))
+    q = round_to(vals.standard_normal((sample.pairs, g, d)), a.out_dtype)
     K, V = [], []
     for h, n in zip(sample.heads, sample.tokens):
         K.append(vals.standard_normal((n, d)) * scales[0, h])
         V.append(vals.standard_normal((n, d)) * scales[1, h])
-    stored = [StoredKV.build(layout, sample.seqs, sample.heads, X, p["kv_dtype"],
-                             tail=p["tile_tokens"]) for X in (K, V)]
+    stored = [StoredKV.build(layout, sample.seqs, sample.heads, X, a.kv_dtype,
+                             tail=a.tile_tokens) for X in (K, V)]
     return {"q": q, "K": K, "V": V, "k_store": stored[0], "v_store": stored[1],
             "sample": sample, "lengths": lengths, "layout": layout}
-
-
-def compute_dtype(p: dict) -> str:
-    """The cube's input format for cube_vector ("" for the vector-only impls): bf16 with a
-    bf16 cache, else fp16 (the same rule as the output format)."""
-    return decode_params.out_dtype(p) if p["impl"] == "cube_vector" else ""
 
 
 def _working(inputs: dict, i: int, t0: int, t1: int, cube: str):
@@ -166,13 +164,14 @@ def _working(inputs: dict, i: int, t0: int, t1: int, cube: str):
 def execute(p: dict, inputs: dict) -> dict[str, np.ndarray]:
     """{"out": [pairs, g, d]} float64 holders of the emulated outputs (see the module
     docstring), every tile read through the physical layout."""
-    cube = compute_dtype(p)
+    a = AttentionParams.of(p)
+    cube = a.compute_dtype
     arith = online_attention.Arith(np.float32, cube)
     outs = [online_attention.attention(
-        q, lambda a, b, i=i: _working(inputs, i, a, b, cube), n, tile=p["tile_tokens"],
-        split=p["split_tokens"], arith=arith)
+        q, lambda t0, t1, i=i: _working(inputs, i, t0, t1, cube), n, tile=a.tile_tokens,
+        split=a.split_tokens, arith=arith)
         for i, (q, n) in enumerate(zip(inputs["q"], inputs["sample"].tokens))]
-    return {"out": round_to(np.stack(outs), decode_params.out_dtype(p))}
+    return {"out": round_to(np.stack(outs), a.out_dtype)}
 
 
 def reference(inputs: dict) -> dict[str, np.ndarray]:
@@ -187,20 +186,21 @@ def error_bound(p: dict, inputs: dict, ref_out: np.ndarray | None = None) -> np.
     chunks and formats, with the cache's working values (storage and int8 quantisation
     error enter exactly) and the final rounding to the output format. ``ref_out`` is
     accepted for the protocol; the bound recomputes what it needs."""
-    cube = compute_dtype(p)
+    a = AttentionParams.of(p)
+    cube = a.compute_dtype
     return np.stack([online_attention.error_bound(
-        q, K, V, *_working(inputs, i, 0, n, cube), tile=p["tile_tokens"],
-        split=p["split_tokens"], cube=cube, out=decode_params.out_dtype(p))
+        q, K, V, *_working(inputs, i, 0, n, cube), tile=a.tile_tokens,
+        split=a.split_tokens, cube=cube, out=a.out_dtype)
         for i, (q, K, V, n) in enumerate(zip(inputs["q"], inputs["K"], inputs["V"],
                                              inputs["sample"].tokens))])
 
 
 def unit_roundoff(p: dict) -> float:
     """Unit roundoff of the output format."""
-    return UNIT_ROUNDOFF[decode_params.out_dtype(p)]
+    return UNIT_ROUNDOFF[AttentionParams.of(p).out_dtype]
 
 
 def output_elements(p: dict) -> int:
     """Output elements of the whole decode step: batch x q_heads x head_dim."""
-    model = decode_params.model_of(p)
-    return p["batch"] * model.q_heads * model.head_dim
+    a = AttentionParams.of(p)
+    return a.batch * a.model_shape.q_heads * a.model_shape.head_dim

@@ -11,8 +11,15 @@ parameter dict says exactly what the program and the numerics do:
   (`vector_ub_bytes`; the blog's ``heads_per_block`` counted one token's K and V only).
 * ``split_tokens``: split-KV chunk length (flash-decoding), a multiple of tile_tokens.
 * ``block_dim``: cores used (vector cores for vector work, cube cores for the cube).
+
+`check` returns that dict (scenarios store it); `DecodeParams.of(p)` is its typed form, which
+the kernel's functions take. Its base `AttentionParams` holds all that the numerics read;
+the fields DecodeParams adds are the timing-only parameters (`TIMING_ONLY`).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -39,9 +46,6 @@ FP32 = 4
 CUBE_M0 = 16  # the cube's fractal: query rows are padded to 16
 CUSTOM_FIELDS = ("layers", "q_heads", "kv_heads", "head_dim", "hidden", "params_B",
                  "intermediate_size", "vocab_size", "rope_theta", "rms_norm_eps")
-_CUSTOM_DEFAULTS = {"layers": 32, "q_heads": 32, "kv_heads": 8, "head_dim": 128,
-                    "hidden": 4096, "params_B": 8.0, "intermediate_size": 14336,
-                    "vocab_size": 128256, "rope_theta": 500000.0, "rms_norm_eps": 1e-5}
 
 
 def _workload_specs() -> tuple[ParamSpec, ...]:
@@ -83,61 +87,151 @@ PARAMS: tuple[ParamSpec, ...] = _workload_specs() + (
 )
 
 
+@dataclass(frozen=True)
+class AttentionParams(wl.BatchParams):
+    """What the attention's values depend on, typed: the batch, the model, the KV format,
+    the implementation and its resolved tiles. The numerics read these and nothing else;
+    `DecodeParams` adds the parameters that change the time only."""
+
+    model: str
+    kv_dtype: str
+    custom_layers: int
+    custom_q_heads: int
+    custom_kv_heads: int
+    custom_head_dim: int
+    custom_hidden: int
+    custom_params_B: float
+    custom_intermediate_size: int
+    custom_vocab_size: int
+    custom_rope_theta: float
+    custom_rms_norm_eps: float
+    impl: str
+    tile_tokens: int
+    split_tokens: int
+
+    @cached_property
+    def model_shape(self) -> ModelShape:
+        """The model: a shipped preset, or the custom_* shape."""
+        if self.model != CUSTOM:
+            return load_model(self.model)
+        shape = {k: getattr(self, f"custom_{k}") for k in CUSTOM_FIELDS}
+        return model_from_dict(shape, origin="params.custom")
+
+    @property
+    def out_dtype(self) -> str:
+        """Dtype of q and of the attention output: bf16 with a bf16 cache, else fp16."""
+        return "bf16" if self.kv_dtype == "bf16" else "fp16"
+
+    @property
+    def compute_dtype(self) -> str:
+        """The cube's input format for cube_vector ("" for the vector-only impls): bf16
+        with a bf16 cache, else fp16 (the same rule as the output format)."""
+        return self.out_dtype if self.impl == "cube_vector" else ""
+
+    @property
+    def kv_bytes(self) -> int:
+        """Bytes of one stored K or V element (int8 codes: 1)."""
+        return kv_format(self.kv_dtype).element_bytes
+
+    @property
+    def int8_kv(self) -> bool:
+        """The cache holds int8 codes (the kernels dequantise them)."""
+        return self.kv_bytes == 1
+
+    @property
+    def token_scale_bytes(self) -> int:
+        """Per-token scale bytes per (head, K|V) stored next to the codes (int8_token: 4)."""
+        return FP32 if kv_format(self.kv_dtype).scales == "token" else 0
+
+    def head_row_bytes(self, head_dim: int) -> int:
+        """One token's K (or V) of one KV head as stored: codes plus per-token scale."""
+        return head_dim * self.kv_bytes + self.token_scale_bytes
+
+
+@dataclass(frozen=True)
+class DecodeParams(AttentionParams):
+    """Checked parameters of the decode kernel, typed: one field per parameter of `PARAMS`
+    (same name, Python type), every auto resolved by `check`. The fields added here are
+    the timing-only ones (`TIMING_ONLY`): which phases run, how tasks are placed and
+    buffered, what the linear layers' weights cost, the sparse policy (the numerics check
+    the attention over the full cache); none of them changes an attention output."""
+
+    weight_dtype: str
+    tp: int
+    append: str
+    phases: str
+    policy: str
+    inter_core_cost: float
+    buffer_num: int
+    block_dim: int
+    heads_per_pass: int
+    allow_overcommit: bool
+    sparse: str
+    keep_ratio: float
+    sinks: int
+    window: int
+    page_size: int
+    compress_every: int
+
+    def vector_cores(self, chip: Chip) -> int:
+        """Vector cores the vector phases use (block_dim, or all)."""
+        return self.block_dim or len(chip.vector_core_ids())
+
+    def vector_core_ids(self, chip: Chip) -> np.ndarray:
+        """The ids of those cores (the first ``vector_cores``)."""
+        return np.asarray(chip.vector_core_ids(), np.int64)[:self.vector_cores(chip)]
+
+    def cube_cores(self, chip: Chip) -> int:
+        """Cube cores the cube+vector attention uses (block_dim, or all); each is paired
+        with the vector core(s) of its group."""
+        return min(self.block_dim or chip.ai_cores, chip.ai_cores)
+
+    def schedule(self, chip: Chip, n_cores: int) -> dict:
+        """`scheduling.assign`'s keyword arguments for these parameters (see `schedule`)."""
+        return schedule(chip, self.policy, self.inter_core_cost, n_cores)
+
+    def ub_rows(self, chip: Chip, row_bytes: int) -> int:
+        """Rows of ``row_bytes`` that BUFFER_NUM slots of K rows and as many of V rows
+        hold in UB, at least 1 (a concat tile, a gather batch)."""
+        return max(1, chip.ub_bytes // (2 * self.buffer_num * row_bytes))
+
+
+#: the parameters that change the time only (`DecodeParams`' own fields)
+TIMING_ONLY = frozenset(f.name for f in fields(DecodeParams)) - frozenset(
+    f.name for f in fields(AttentionParams))
+
+
 def model_of(p: dict) -> ModelShape:
-    """The model of checked parameters: a shipped preset, or the custom_* shape."""
-    if p["model"] != CUSTOM:
-        return load_model(p["model"])
-    shape = {k: p.get(f"custom_{k}", _CUSTOM_DEFAULTS[k]) for k in CUSTOM_FIELDS}
-    return model_from_dict(shape, origin="params.custom")
+    """The model of checked parameters (the scenario's dict, as the layers above hold it)."""
+    return AttentionParams.of(p).model_shape
 
 
-def out_dtype(p: dict) -> str:
-    """Dtype of q and of the attention output: bf16 with a bf16 cache, else fp16."""
-    return "bf16" if p["kv_dtype"] == "bf16" else "fp16"
-
-
-def kv_bytes(p: dict) -> int:
-    """Bytes of one stored K or V element (int8 codes: 1)."""
-    return kv_format(p["kv_dtype"]).element_bytes
-
-
-def token_scale_bytes(p: dict) -> int:
-    """Per-token scale bytes per (head, K|V) stored next to the codes (int8_token: 4)."""
-    return FP32 if kv_format(p["kv_dtype"]).scales == "token" else 0
-
-
-def vector_cores(chip: Chip, p: dict) -> int:
-    """Vector cores the vector phases use (block_dim, or all)."""
-    return p["block_dim"] or len(chip.vector_core_ids())
-
-
-def cube_cores(chip: Chip, p: dict) -> int:
-    """Cube cores the cube+vector attention uses (block_dim, or all); each is paired with
-    the vector core(s) of its group."""
-    return min(p["block_dim"] or chip.ai_cores, chip.ai_cores)
-
-
-def schedule(chip: Chip, p: dict, n_cores: int) -> dict:
-    """Keyword arguments of `scheduling.assign` for these parameters: the policy, the
-    blog's inter-core cost, the chip's cluster size, and the dynamic queue's predicted
-    cost of taking a task (a GM atomic: read plus write latency; the emulator times the
-    atomics the kernel emits)."""
-    return {"policy": p["policy"], "inter_core_cost": p["inter_core_cost"],
+def schedule(chip: Chip, policy: str, inter_core_cost: float, n_cores: int) -> dict:
+    """Keyword arguments of `scheduling.assign`: the policy, the blog's inter-core cost, the
+    chip's cluster size, and the dynamic queue's predicted cost of taking a task (a GM
+    atomic: read plus write latency; the emulator times the atomics the kernel emits)."""
+    return {"policy": policy, "inter_core_cost": inter_core_cost,
             "cluster_size": max(1, min(chip.cluster_size, n_cores)),
             "dispatch_cost": chip.gm_read_latency_cycles + chip.gm_write_latency_cycles}
 
 
+def cube_rows(model: ModelShape) -> int:
+    """Query rows of one cube task: the GQA group padded to the cube's fractal (16)."""
+    return round_up(model.gqa_group, CUBE_M0)
+
+
 # ---- UB / L1 / L0 plans ------------------------------------------------------------------
-def vector_ub_bytes(p: dict, model: ModelShape, tokens: int, heads: int) -> dict[str, int]:
+def vector_ub_bytes(p: DecodeParams, model: ModelShape, tokens: int,
+                    heads: int) -> dict[str, int]:
     """UB the vector attention needs for a tile of ``tokens`` x ``heads`` KV heads, by buffer:
     K and V tiles (x buffer_num), their per-token scales, one fp32 working copy of the
     tile (Cast / dequantisation), one T x d fp32 product scratch (query heads are done one
     at a time), scores and probabilities (g per head), and q, the output accumulator and
     the running max and sum in fp32."""
-    d, g, bn = model.head_dim, model.gqa_group, p["buffer_num"]
+    d, g, bn = model.head_dim, model.gqa_group, p.buffer_num
     return {
-        "kv_tiles": 2 * bn * tokens * heads * d * kv_bytes(p),
-        "kv_scales": 2 * bn * tokens * heads * token_scale_bytes(p),
+        "kv_tiles": 2 * bn * tokens * heads * d * p.kv_bytes,
+        "kv_scales": 2 * bn * tokens * heads * p.token_scale_bytes,
         "fp32_tile": tokens * heads * d * FP32,
         "product_scratch": tokens * d * FP32,
         "scores": 2 * heads * g * tokens * FP32,
@@ -145,7 +239,7 @@ def vector_ub_bytes(p: dict, model: ModelShape, tokens: int, heads: int) -> dict
     }
 
 
-def heads_that_fit(chip: Chip, p: dict, model: ModelShape, tokens: int) -> int:
+def heads_that_fit(chip: Chip, p: DecodeParams, model: ModelShape, tokens: int) -> int:
     """The largest heads_per_pass whose buffers fit UB (0 if not even one):
     floor((UB - T d 4) / (per-head bytes)), capped at kv_heads."""
     fixed = tokens * model.head_dim * FP32
@@ -153,14 +247,13 @@ def heads_that_fit(chip: Chip, p: dict, model: ModelShape, tokens: int) -> int:
     return int(min(model.kv_heads, max(0, (chip.ub_bytes - fixed) // per_head)))
 
 
-def cube_buffers(p: dict, model: ModelShape, tokens: int) -> dict[str, dict[str, int]]:
+def cube_buffers(p: DecodeParams, model: ModelShape, tokens: int) -> dict[str, dict[str, int]]:
     """Bytes per buffer of the cube + vector attention for a tile of ``tokens``:
     the AIC's L1 (K and V tiles, P), L0A (q or P), L0B (K^T or V), L0C (S or O), and the
     AIV's UB (S in fp32, P, the O partial, the accumulator, dequantised tiles for int8)."""
-    d, bn = model.head_dim, p["buffer_num"]
-    m = -(-model.gqa_group // CUBE_M0) * CUBE_M0
+    d, bn = model.head_dim, p.buffer_num
+    m = cube_rows(model)
     cb = 2  # the cube multiplies fp16 / bf16
-    int8 = kv_bytes(p) == 1
     return {
         "L1": {"kv_tiles": 2 * bn * tokens * d * cb, "p": bn * m * tokens * cb, "q": m * d * cb},
         "L0A": {"q_or_p": bn * m * max(d, tokens) * cb},
@@ -169,11 +262,11 @@ def cube_buffers(p: dict, model: ModelShape, tokens: int) -> dict[str, dict[str,
         "UB": {"s": bn * m * tokens * FP32, "p": bn * m * tokens * cb,
                "o": bn * m * d * FP32, "acc": m * (d + 2) * FP32,
                "dequant": (2 * bn * tokens * d * (1 + cb) + 2 * bn * tokens * FP32)
-               if int8 else 0},
+               if p.int8_kv else 0},
     }
 
 
-def _cube_fits(chip: Chip, p: dict, model: ModelShape, tokens: int) -> str:
+def _cube_fits(chip: Chip, p: DecodeParams, model: ModelShape, tokens: int) -> str:
     """The first buffer that overflows for this tile ("" when all fit)."""
     caps = {"L1": chip.l1_bytes, "L0A": chip.l0a_bytes, "L0B": chip.l0b_bytes,
             "L0C": chip.l0c_bytes, "UB": chip.ub_bytes}
@@ -183,30 +276,30 @@ def _cube_fits(chip: Chip, p: dict, model: ModelShape, tokens: int) -> str:
     return ""
 
 
-def _tile_candidates(p: dict) -> list[int]:
+def _tile_candidates(p: DecodeParams) -> list[int]:
     """Tile sizes to try, largest first: divisors of block_size (paged) or powers of two
     from 512 (contiguous); at least 16 tokens unless the block itself is smaller."""
-    top = p["block_size"] if p["layout"] == "paged" else 512
+    top = p.block_size if p.layout == "paged" else 512
     sizes = [t for t in (top >> s for s in range(12)) if t >= 1]
     return [t for t in sizes if t >= min(16, top) and top % t == 0]
 
 
-def _fits(chip: Chip, p: dict, model: ModelShape, tokens: int) -> bool:
-    if p["impl"] == "cube_vector":
+def _fits(chip: Chip, p: DecodeParams, model: ModelShape, tokens: int) -> bool:
+    if p.impl == "cube_vector":
         return not _cube_fits(chip, p, model, tokens)
     return heads_that_fit(chip, p, model, tokens) >= 1
 
 
-def _resolve_tile(chip: Chip, p: dict, model: ModelShape) -> int:
-    if p["tile_tokens"]:
-        t = p["tile_tokens"]
-        if p["layout"] == "paged" and p["block_size"] % t:
+def _resolve_tile(chip: Chip, p: DecodeParams, model: ModelShape) -> int:
+    if p.tile_tokens:
+        t = p.tile_tokens
+        if p.layout == "paged" and p.block_size % t:
             raise InputError("params.tile_tokens", t, f"a divisor of block_size = "
-                             f"{p['block_size']} (a tile may not straddle two blocks)")
+                             f"{p.block_size} (a tile may not straddle two blocks)")
         if not _fits(chip, p, model, t):
             best = next((c for c in _tile_candidates(p) if _fits(chip, p, model, c)), 0)
             raise InputError("params.tile_tokens", t, f"at most {best} tokens: the buffers of "
-                             f"{p['impl']} for {model.display_name} overflow "
+                             f"{p.impl} for {model.display_name} overflow "
                              f"{_cube_fits(chip, p, model, t) or 'UB'} "
                              f"({chip.ub_bytes} usable UB bytes)",
                              hint="Use a smaller tile, BUFFER_NUM 1 or 0 (auto)")
@@ -214,35 +307,44 @@ def _resolve_tile(chip: Chip, p: dict, model: ModelShape) -> int:
     for t in _tile_candidates(p):
         if _fits(chip, p, model, t):
             return t
-    raise InputError("params.impl", p["impl"], f"buffers that fit {chip.display_name} for "
+    raise InputError("params.impl", p.impl, f"buffers that fit {chip.display_name} for "
                      f"{model.display_name} (head_dim {model.head_dim}, group "
                      f"{model.gqa_group}); no tile size fits",
                      hint="Use BUFFER_NUM 1, another implementation or a larger-UB chip")
 
 
-def _resolve_heads(chip: Chip, p: dict, model: ModelShape) -> int:
-    if p["impl"] == "cube_vector":
+def _resolve_heads(chip: Chip, p: DecodeParams, model: ModelShape) -> int:
+    if p.impl == "cube_vector":
         return 1  # one KV head (its GQA group of query rows) per cube task
-    fit = heads_that_fit(chip, p, model, p["tile_tokens"])
-    if p["heads_per_pass"] > fit:
-        raise InputError("params.heads_per_pass", p["heads_per_pass"], f"1 to {fit}: "
-                         f"{p['heads_per_pass']} heads x {p['tile_tokens']}-token tiles "
+    fit = heads_that_fit(chip, p, model, p.tile_tokens)
+    if p.heads_per_pass > fit:
+        raise InputError("params.heads_per_pass", p.heads_per_pass, f"1 to {fit}: "
+                         f"{p.heads_per_pass} heads x {p.tile_tokens}-token tiles "
                          f"need more than the {chip.ub_bytes} usable UB bytes",
                          hint="Use fewer heads per pass, smaller tiles or 0 (auto)")
-    return p["heads_per_pass"] or fit
+    return p.heads_per_pass or fit
 
 
-def _resolve_split(chip: Chip, p: dict, model: ModelShape) -> int:
+def _resolve_split(chip: Chip, p: DecodeParams, model: ModelShape) -> int:
     """Chunk length: given (rounded up to whole tiles), or auto: enough chunks per sequence
     for about two tasks per core, ceil(2 cores / unsplit tasks) chunks of the mean length."""
-    t = p["tile_tokens"]
-    if p["split_tokens"]:
-        return -(-p["split_tokens"] // t) * t
-    unsplit = p["batch"] * -(-model.kv_heads // p["heads_per_pass"])
-    chunks = max(1, -(-2 * vector_cores(chip, p) // unsplit))
-    mean = p["mean_len"] if p["distribution"] != "list" else \
-        int(np.mean(wl.parse_lengths(p["lengths"])))
+    t = p.tile_tokens
+    if p.split_tokens:
+        return -(-p.split_tokens // t) * t
+    unsplit = p.batch * -(-model.kv_heads // p.heads_per_pass)
+    chunks = max(1, -(-2 * p.vector_cores(chip) // unsplit))
+    mean = p.mean_len if p.distribution != "list" else \
+        int(np.mean(wl.parse_lengths(p.lengths)))
     return max(t, round_up(ceil_div(mean, chunks), t))
+
+
+def _resolve(chip: Chip, p: DecodeParams, model: ModelShape) -> DecodeParams:
+    """``p`` with tile_tokens, heads_per_pass and split_tokens resolved, in that order
+    (each rule reads the ones before it)."""
+    p = replace(p, tile_tokens=_resolve_tile(chip, p, model))
+    p = replace(p, heads_per_pass=_resolve_heads(chip, p, model))
+    return replace(p, split_tokens=_resolve_split(chip, p, model)
+                   if p.impl == "split_kv" else 0)
 
 
 def check(chip: Chip, params: dict) -> dict:
@@ -250,39 +352,43 @@ def check(chip: Chip, params: dict) -> dict:
     p = validate_params(PARAMS, params)
     wl.check({k: p[k] for k in (s.name for s in wl.PARAMS) if k != "model"}
              | {"model": wl.PARAMS[0].default})
-    model = model_of(p)
+    typed = DecodeParams.of(p)
+    model = typed.model_shape
     for name, limit in (("vector cores", len(chip.vector_core_ids())),):
-        if p["block_dim"] > limit:
-            raise InputError("params.block_dim", p["block_dim"],
+        if typed.block_dim > limit:
+            raise InputError("params.block_dim", typed.block_dim,
                              f"0 (all) to {limit} ({name} of {chip.display_name})")
-    if p["impl"] == "cube_vector" and p["kv_dtype"] == "bf16" and \
+    if typed.impl == "cube_vector" and typed.kv_dtype == "bf16" and \
             "bf16" not in chip.cube_precisions:
         raise InputError("params.kv_dtype", "bf16", f"fp16 or int8 for the cube on "
                          f"{chip.display_name} (its cube has no bf16)")
-    p["tile_tokens"] = _resolve_tile(chip, p, model)
-    p["heads_per_pass"] = _resolve_heads(chip, p, model)
-    p["split_tokens"] = _resolve_split(chip, p, model) if p["impl"] == "split_kv" else 0
+    typed = _resolve(chip, typed, model)
+    _check_phases(typed, model)
+    p.update(tile_tokens=typed.tile_tokens, heads_per_pass=typed.heads_per_pass,
+             split_tokens=typed.split_tokens)
+    return p
+
+
+def _check_phases(p: DecodeParams, model: ModelShape) -> None:
+    """Refuse phases the model or the sparse policy cannot run."""
     missing = [f for f in LAYER_FIELDS if not getattr(model, f)]
-    if p["phases"] == "layer" and missing:
+    if p.phases == "layer" and missing:
         raise InputError("params.phases", "layer", "both, append or attention for "
                          f"{model.display_name}: its shape does not give "
                          + ", ".join(missing) + ", which the whole layer needs")
-    if p["phases"] == "layer" and p["weight_dtype"] not in LAYER_WEIGHT_DTYPES:
-        raise InputError("params.weight_dtype", p["weight_dtype"], "one of "
+    if p.phases == "layer" and p.weight_dtype not in LAYER_WEIGHT_DTYPES:
+        raise InputError("params.weight_dtype", p.weight_dtype, "one of "
                          + ", ".join(LAYER_WEIGHT_DTYPES) + " for phases = layer (the "
                          "emulated linear layers: fp16 / bf16 weights or W8A16)")
-    if p["phases"] == "compress" and p["sparse"] not in ("norm_high", "norm_low", "h2o",
-                                                         "random"):
+    if p.phases == "compress" and p.sparse not in ("norm_high", "norm_low", "h2o", "random"):
         raise InputError("params.phases", "compress", "both, append or attention for sparse = "
-                         f"{p['sparse']}: only evicting policies compress (streaming keeps a "
+                         f"{p.sparse}: only evicting policies compress (streaming keeps a "
                          "ring buffer, Quest evicts nothing, none keeps everything)")
-    return p
 
 
 def workload(p: dict, rng: np.random.Generator):
     """(lengths, layout) of checked parameters, drawn first from ``rng``: the program
     (built with default_rng(seed)) and the numerics (make_inputs) see the same batch.
     A length counts the new token: the append writes position length - 1 and attention
-    reads positions 0 .. length - 1."""
-    lengths = wl.lengths_from_params(p, rng)
-    return lengths, wl.layout_from_params(p, lengths, rng)
+    reads positions 0 .. length - 1. Typed parameters draw the same with ``draw``."""
+    return wl.BatchParams.of(p).draw(rng)

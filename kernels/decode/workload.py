@@ -1,34 +1,28 @@
-"""The decode workload: batch, per-sequence context lengths, KV format and KV layout, and
-the KV memory calculator. Describes the work only (bytes, tokens, block tables); the decode
-kernels and the page build on it.
+"""The decode workload: batch, per-sequence context lengths, KV format and KV layout.
+Describes the work only (tokens, block tables); the decode kernels, the KV memory
+calculator (``kv_memory``) and the page build on it.
 
 * `PARAMS` / `check(params)`: the workload's ParamSpecs and their cross-field rules.
+* `BatchParams`: the checked parameters that decide the batch, typed, and their ``draw``.
 * `context_lengths(distribution, batch, mean=, max_len=, lengths=, rng=)`: tokens in the
   cache per sequence, drawn only through the given numpy Generator, all in [1, max_len].
 * `ContiguousLayout(max_len)`: one slab of max_len tokens per sequence (the blog's layout).
 * `PagedLayout(block_size, lengths, allocation, seed)`: vLLM-style blocks and block table.
-* `kv_memory(model, batch, lengths, kv_dtype, layout)`: bytes per token / sequence / batch,
-  actual and reserved by the layout, and the waste (internal fragmentation).
-* `max_batch_that_fits(model, chip, context_len, kv_dtype, weight_dtype)`: sequences of one
-  length that fit in HBM next to the weights.
-
-Bytes per token come from `ModelShape.kv_bytes_per_token` (2 x layers x kv_heads x head_dim
-x element bytes, plus int8 per-token scales); static int8 scales are counted once per batch.
 """
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import ClassVar, Self
 
 import numpy as np
 
 from hardware_presets.errors import InputError
 from kernels.common.budget import check_array_bytes
 from kernels.common.params import ParamSpec, validate_params
-from kernels.models import KV_DTYPES, WEIGHT_DTYPES, ModelShape, kv_format, list_models
+from kernels.models import KV_DTYPES, WEIGHT_DTYPES, ModelShape, list_models
 
 DISTRIBUTIONS = ("equal", "uniform", "lognormal", "bimodal", "list")
 LAYOUTS = ("contiguous", "paged")
@@ -79,19 +73,44 @@ def parse_lengths(text: str, where: str = "lengths") -> tuple[int, ...]:
         raise InputError(where, text, "whole numbers of tokens separated by commas") from None
 
 
-def lengths_from_params(p: dict, rng: np.random.Generator) -> np.ndarray:
+@dataclass(frozen=True)
+class BatchParams:
+    """The checked parameters that decide the batch, typed: its size, lengths and layout.
+    The decode kernel's typed parameters extend it (`kernels.decode.params`)."""
+
+    batch: int
+    distribution: str
+    mean_len: int
+    max_len: int
+    lengths: str
+    layout: str
+    block_size: int
+    allocation: str
+
+    @classmethod
+    def of(cls, params: Mapping[str, object]) -> Self:
+        """Checked parameters (a check's dict) typed: each field from its parameter only."""
+        return cls(**{f.name: params[f.name] for f in fields(cls)})
+
+    def draw(self, rng: np.random.Generator):
+        """(lengths, layout), drawn from ``rng`` in that order."""
+        lengths = lengths_from_params(self, rng)
+        return lengths, layout_from_params(self, lengths, rng)
+
+
+def lengths_from_params(w: BatchParams, rng: np.random.Generator) -> np.ndarray:
     """The context lengths of checked workload parameters (see `check`)."""
-    listed = parse_lengths(p["lengths"]) if p["distribution"] == "list" else None
-    return context_lengths(p["distribution"], p["batch"], mean=p["mean_len"],
-                           max_len=p["max_len"], lengths=listed, rng=rng)
+    listed = parse_lengths(w.lengths) if w.distribution == "list" else None
+    return context_lengths(w.distribution, w.batch, mean=w.mean_len, max_len=w.max_len,
+                           lengths=listed, rng=rng)
 
 
-def layout_from_params(p: dict, lengths, rng: np.random.Generator):
+def layout_from_params(w: BatchParams, lengths, rng: np.random.Generator):
     """The KV layout of checked workload parameters for these lengths."""
-    if p["layout"] == "contiguous":
-        return ContiguousLayout(p["max_len"])
-    check_block_table(p["block_size"], lengths, "params.block_size")
-    return paged_layout(p["block_size"], lengths, p["allocation"], rng)
+    if w.layout == "contiguous":
+        return ContiguousLayout(w.max_len)
+    check_block_table(w.block_size, lengths, "params.block_size")
+    return paged_layout(w.block_size, lengths, w.allocation, rng)
 
 
 #: bytes per block while the table is built: the int32 table entry plus the int64 sequence,
@@ -134,11 +153,11 @@ def context_lengths(distribution: str, batch: int, *, mean: int, max_len: int,
                          "(numpy.random.default_rng(seed))")
     if distribution not in DISTRIBUTIONS:
         raise InputError("distribution", distribution, "one of " + ", ".join(DISTRIBUTIONS))
-    batch = _int_in("batch", batch, 1, MAX_BATCH)
-    max_len = _int_in("max_len", max_len, 1, MAX_LEN)
+    batch = int_in("batch", batch, 1, MAX_BATCH)
+    max_len = int_in("max_len", max_len, 1, MAX_LEN)
     if distribution == "list":
         return _check_list(lengths, batch, max_len, "lengths")
-    mean = _int_in("mean", mean, 1, max_len, "max_len = ")
+    mean = int_in("mean", mean, 1, max_len, "max_len = ")
     draw = _DRAWS[distribution](batch, mean, max_len, rng)
     return np.clip(np.rint(draw), 1, max_len).astype(np.int64)
 
@@ -170,7 +189,8 @@ def _bimodal(batch, mean, max_len, rng):
 _DRAWS = {"equal": _equal, "uniform": _uniform, "lognormal": _lognormal, "bimodal": _bimodal}
 
 
-def _int_in(field: str, value, lo: int, hi: int, hi_name: str = "") -> int:
+def int_in(field: str, value, lo: int, hi: int, hi_name: str = "") -> int:
+    """``value`` as an int in [lo, hi], refused (naming ``field``) otherwise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
             or not lo <= value <= hi:
         raise InputError(field, value, f"an integer from {lo} to {hi_name}{hi}")
@@ -184,16 +204,16 @@ def _check_list(lengths, batch: int, max_len: int, where: str) -> np.ndarray:
         raise InputError(where, f"{len(lengths)} lengths", f"exactly batch = {batch} lengths "
                          "(one per sequence)", hint="Change the batch or the list")
     for i, n in enumerate(lengths):
-        _int_in(f"{where}[{i}]", n, 1, max_len, "max_len = ")
+        int_in(f"{where}[{i}]", n, 1, max_len, "max_len = ")
     return np.asarray(lengths, dtype=np.int64)
 
 
-def _lengths(lengths, batch: int | None = None, where: str = "lengths") -> np.ndarray:
+def lengths_array(lengths, batch: int | None = None, where: str = "lengths") -> np.ndarray:
     """Lengths as int64, each 1..MAX_LEN, ``batch`` of them when given."""
     arr = np.asarray(lengths)
     if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
         raise InputError(where, lengths, "a non-empty list of whole numbers of tokens")
-    n = len(arr) if batch is None else _int_in("batch", batch, 1, MAX_BATCH)
+    n = len(arr) if batch is None else int_in("batch", batch, 1, MAX_BATCH)
     return _check_list(arr, n, MAX_LEN, where)
 
 
@@ -207,11 +227,11 @@ class ContiguousLayout:
     name: ClassVar[str] = "contiguous"
 
     def __post_init__(self) -> None:
-        _int_in("max_len", self.max_len, 1, MAX_LEN)
+        int_in("max_len", self.max_len, 1, MAX_LEN)
 
     def reserved_tokens(self, lengths) -> np.ndarray:
         """Tokens reserved per sequence: max_len each (lengths above it are refused)."""
-        lengths = _lengths(lengths)
+        lengths = lengths_array(lengths)
         _check_list(lengths, len(lengths), self.max_len, "lengths")
         return np.full(len(lengths), self.max_len, dtype=np.int64)
 
@@ -239,12 +259,12 @@ class PagedLayout:
     name: ClassVar[str] = "paged"
 
     def __post_init__(self) -> None:
-        _int_in("block_size", self.block_size, 1, 4096)
-        object.__setattr__(self, "lengths", tuple(int(n) for n in _lengths(self.lengths)))
+        int_in("block_size", self.block_size, 1, 4096)
+        object.__setattr__(self, "lengths", tuple(int(n) for n in lengths_array(self.lengths)))
         check_block_table(self.block_size, self.lengths)
         if self.allocation not in ALLOCATIONS:
             raise InputError("allocation", self.allocation, "one of " + ", ".join(ALLOCATIONS))
-        _int_in("seed", self.seed, 0, 2 ** 63 - 1)
+        int_in("seed", self.seed, 0, 2 ** 63 - 1)
 
     @property
     def blocks_per_sequence(self) -> np.ndarray:
@@ -275,7 +295,7 @@ class PagedLayout:
 
     def reserved_tokens(self, lengths=None) -> np.ndarray:
         """Tokens reserved per sequence: whole blocks (lengths must be the layout's own)."""
-        if lengths is not None and tuple(int(n) for n in _lengths(lengths)) != self.lengths:
+        if lengths is not None and tuple(int(n) for n in lengths_array(lengths)) != self.lengths:
             raise InputError("lengths", "different lengths", "the lengths this PagedLayout "
                              "was built for", hint="Build the layout from these lengths")
         return self.blocks_per_sequence * self.block_size
@@ -310,88 +330,4 @@ def paged_layout(block_size: int, lengths, allocation: str = "shuffled",
                  rng: np.random.Generator | None = None) -> PagedLayout:
     """A PagedLayout whose shuffle seed is drawn from ``rng`` (the scenario's generator)."""
     seed = int(rng.integers(0, 2 ** 63 - 1)) if rng is not None and allocation == "shuffled" else 0
-    return PagedLayout(block_size, tuple(int(n) for n in _lengths(lengths)), allocation, seed)
-
-
-# ---- KV memory calculator ----------------------------------------------------------------
-def kv_memory(model: ModelShape, batch: int, lengths, kv_dtype: str = "fp16",
-              layout: ContiguousLayout | PagedLayout | None = None) -> dict:
-    """KV-cache bytes of one batch: per token, per sequence, per batch, actual (the tokens
-    held) and reserved (what the layout sets aside); waste = reserved - actual (internal
-    fragmentation). Static int8 scales (per head / channel) count once in both totals.
-    ``layout`` None means reserving exactly the tokens held. Plain ints, tuples per sequence.
-    """
-    if not isinstance(model, ModelShape):
-        raise InputError("model", type(model).__name__, "a ModelShape (kernels.models)")
-    lengths = _lengths(lengths, batch)
-    fmt = kv_format(kv_dtype)
-    per_token = model.kv_bytes_per_token(fmt.name)
-    fixed = model.kv_scale_bytes_fixed(fmt.name)
-    reserved = lengths if layout is None else layout.reserved_tokens(lengths)
-    tokens, reserved_tokens = int(lengths.sum()), int(reserved.sum())
-    return {
-        "model": model.name, "kv_dtype": fmt.name,
-        "layout": "exact" if layout is None else layout.name, "batch": len(lengths),
-        "bytes_per_token": per_token,
-        "bytes_per_token_per_layer": model.kv_bytes_per_token_per_layer(fmt.name),
-        "scale_bytes_fixed": fixed,
-        "tokens": tokens, "reserved_tokens": reserved_tokens,
-        "per_sequence_bytes": tuple(int(n) * per_token for n in lengths),
-        "per_sequence_reserved_bytes": tuple(int(n) * per_token for n in reserved),
-        "batch_bytes": tokens * per_token + fixed,
-        "reserved_bytes": reserved_tokens * per_token + fixed,
-        "wasted_bytes": (reserved_tokens - tokens) * per_token,
-        "waste_fraction": (reserved_tokens - tokens) / reserved_tokens,
-        "bytes_per_block": (layout.block_bytes(model, fmt.name)
-                            if isinstance(layout, PagedLayout) else None),
-    }
-
-
-def fragmentation(model: ModelShape, lengths, kv_dtype: str = "fp16", *, max_len: int,
-                  block_size: int) -> dict:
-    """Wasted KV bytes of the same lengths in contiguous slabs of ``max_len`` versus paged
-    blocks of ``block_size`` (paged waste is below batch x block_size tokens)."""
-    lengths = _lengths(lengths)
-    contiguous = kv_memory(model, len(lengths), lengths, kv_dtype, ContiguousLayout(max_len))
-    paged = kv_memory(model, len(lengths), lengths, kv_dtype,
-                      PagedLayout(block_size, tuple(int(n) for n in lengths), "interleaved"))
-    return {
-        "contiguous_wasted_bytes": contiguous["wasted_bytes"],
-        "contiguous_waste_fraction": contiguous["waste_fraction"],
-        "paged_wasted_bytes": paged["wasted_bytes"],
-        "paged_waste_fraction": paged["waste_fraction"],
-        "paged_waste_bound_bytes": len(lengths) * (block_size - 1) * paged["bytes_per_token"],
-        "bytes_saved_by_paging": contiguous["reserved_bytes"] - paged["reserved_bytes"],
-    }
-
-
-def max_batch_that_fits(model: ModelShape, chip, context_len: int, kv_dtype: str = "fp16",
-                        weight_dtype: str = "fp16", *, block_size: int | None = None,
-                        reserve_bytes: int = 0) -> dict:
-    """How many sequences of ``context_len`` tokens fit in one chip's HBM (chip.hbm_bytes)
-    next to the model's weights: floor((HBM - weights - reserve - static scales) / KV bytes
-    per sequence), 0 when nothing fits. With ``block_size`` a sequence reserves whole
-    blocks. ``reserve_bytes`` stands for activations, workspace and the runtime (0 = none).
-    ``weights_fit`` says whether the weights alone fit; ``min_chips_for_weights`` is
-    ceil(weights / HBM), ignoring any sharding overhead.
-    """
-    if not isinstance(model, ModelShape):
-        raise InputError("model", type(model).__name__, "a ModelShape (kernels.models)")
-    context_len = _int_in("context_len", context_len, 1, MAX_LEN)
-    reserve_bytes = _int_in("reserve_bytes", reserve_bytes, 0, 2 ** 62)
-    tokens = context_len
-    if block_size is not None:
-        tokens = -(-context_len // _int_in("block_size", block_size, 1, 4096)) * block_size
-    hbm = int(chip.hbm_bytes)
-    weights = model.weight_bytes(weight_dtype)
-    fixed = model.kv_scale_bytes_fixed(kv_dtype)
-    per_seq = tokens * model.kv_bytes_per_token(kv_dtype)
-    free = hbm - weights - reserve_bytes - fixed
-    batch = max(0, free // per_seq)
-    return {
-        "max_batch": int(batch), "weights_fit": weights + reserve_bytes <= hbm,
-        "hbm_bytes": hbm, "weight_bytes": weights, "reserve_bytes": reserve_bytes,
-        "scale_bytes_fixed": fixed, "free_bytes": free,
-        "kv_bytes_per_sequence": per_seq, "kv_bytes_at_max_batch": int(batch) * per_seq,
-        "min_chips_for_weights": -(-weights // hbm),
-    }
+    return PagedLayout(block_size, tuple(int(n) for n in lengths_array(lengths)), allocation, seed)

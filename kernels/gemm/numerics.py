@@ -37,6 +37,7 @@ from kernels.common.formats import (
     prune_2_of_4,
     round_to,
 )
+from kernels.gemm.params import GemmValueParams
 
 __all__ = ["round_to", "prune_2_of_4", "verified_block", "make_inputs", "execute",
            "reference", "error_bound", "dequantize", "as_real", "unit_roundoff"]
@@ -53,7 +54,7 @@ _CHUNK_ELEMS = 1 << 22
 _I8_MIN, _I8_MAX = FORMATS["int8"].min_value, FORMATS["int8"].max_value
 
 
-def verified_block(p: dict) -> tuple[int, int]:
+def verified_block(p: GemmValueParams) -> tuple[int, int]:
     """(rows, cols) of the top-left block of C that is computed and checked.
 
     All of C when M x N <= 2**16 (and its A and B rows/columns stay within INPUT_BUDGET
@@ -61,7 +62,7 @@ def verified_block(p: dict) -> tuple[int, int]:
     least one whole tile fits (fewer than 256 only when K > 65536 would need it). K is
     always complete: every verified element is the full sum over K, all z included.
     """
-    M, N, K = p["M"], p["N"], p["K"]
+    M, N, K = p.M, p.N, p.K
     if M * N <= VERIFY_ALL and (M + N) * K <= INPUT_BUDGET:
         return M, N
     side = max(1, min(VERIFY_SIDE, INPUT_BUDGET // (2 * K)))
@@ -69,34 +70,34 @@ def verified_block(p: dict) -> tuple[int, int]:
     def whole(n: int, base: int) -> int:
         r = min(n, side)
         return r if r == n or r < base else r // base * base
-    return whole(M, p["base_m"]), whole(N, p["base_n"])
+    return whole(M, p.base_m), whole(N, p.base_n)
 
 
-def _input_scale(p: dict) -> float:
+def _input_scale(p: GemmValueParams) -> float:
     """Standard deviation of the inputs (floats) or range (int8) that keeps C well inside
     the output range: 16 standard deviations of C fit, so saturation and overflow are
     excluded by construction (|C| ~ sqrt(K) s**2)."""
-    out = p["dtype_out"]
-    limit = _I8_MAX / p["quant_scale"] if out == "int8" else FORMATS[out].max_value
-    s2 = limit / (16.0 * np.sqrt(p["K"]))
-    if p["dtype_in"] == "int8":  # uniform on [-h, h]: variance ~ h**2 / 3
+    out = p.dtype_out
+    limit = _I8_MAX / p.quant_scale if out == "int8" else FORMATS[out].max_value
+    s2 = limit / (16.0 * np.sqrt(p.K))
+    if p.integer:  # uniform on [-h, h]: variance ~ h**2 / 3
         return float(np.clip(np.floor(np.sqrt(3.0 * s2)), 1, _I8_MAX))
-    top = 2.0 ** 7 if p["dtype_out"] == "int8" else 1.0  # float outputs: normal(0, 1)
+    top = 2.0 ** 7 if p.dtype_out == "int8" else 1.0  # float outputs: normal(0, 1)
     return float(np.clip(np.sqrt(s2), 2.0 ** -7, top))
 
 
-def _draw(rng: np.random.Generator, shape: tuple, p: dict, scale: float) -> np.ndarray:
+def _draw(rng: np.random.Generator, shape: tuple, p: GemmValueParams, scale: float) -> np.ndarray:
     """Random data of ``shape`` in dtype_in: integers in [-scale, scale] for int8, else
     normal(0, scale) rounded to the format (hf32: via fp32, as the data sit in GM)."""
-    if p["dtype_in"] == "int8":
+    if p.integer:
         h = int(scale)
         return rng.integers(-h, h + 1, size=shape, dtype=np.int8)
     x = rng.standard_normal(shape, dtype=np.float32)
     x *= np.float32(scale)
-    return round_to(x, p["dtype_in"])
+    return round_to(x, p.dtype_in)
 
 
-def make_inputs(p: dict, rng: np.random.Generator) -> dict:
+def make_inputs(params: dict, rng: np.random.Generator) -> dict:
     """A (rows x K), B (K x cols) and, with ``bias``, bias (cols) for the verified block,
     drawn from ``rng`` and rounded to dtype_in (B pruned 2-of-4 when sparse), plus the
     block's "rows"/"cols" and C's "M"/"N" for reporting.
@@ -108,16 +109,17 @@ def make_inputs(p: dict, rng: np.random.Generator) -> dict:
     at large K). The float bias is normal with the spread of C, the int32 bias uniform in
     a similar range.
     """
+    p = GemmValueParams.of(params)
     rows, cols = verified_block(p)
-    K, s = p["K"], _input_scale(p)
+    K, s = p.K, _input_scale(p)
     A = _draw(rng, (rows, K), p, s)
     B = _draw(rng, (K, cols), p, s)
-    if p["sparsity"] != "dense":
+    if p.sparse:
         B = prune_2_of_4(B)
-    inputs = {"A": A, "B": B, "rows": rows, "cols": cols, "M": p["M"], "N": p["N"]}
-    if p["bias"]:
-        spread = s * s * np.sqrt(K) / (3.0 if p["dtype_in"] == "int8" else 1.0)
-        if p["dtype_in"] == "int8":
+    inputs = {"A": A, "B": B, "rows": rows, "cols": cols, "M": p.M, "N": p.N}
+    if p.bias:
+        spread = s * s * np.sqrt(K) / (3.0 if p.integer else 1.0)
+        if p.integer:
             hb = max(1, int(spread))
             inputs["bias"] = rng.integers(-hb, hb + 1, size=cols).astype(np.int32)
         else:
@@ -162,18 +164,18 @@ def _float_partial(A: np.ndarray, B: np.ndarray, k0: int, k1: int, bk: int,
     return acc
 
 
-def _partial(p: dict, A: np.ndarray, B: np.ndarray, k0: int, k1: int) -> np.ndarray:
-    if p["dtype_in"] == "int8":
+def _partial(p: GemmValueParams, A: np.ndarray, B: np.ndarray, k0: int, k1: int) -> np.ndarray:
+    if p.integer:
         return _int_partial(A, B, k0, k1)
-    wide = np.float64 if p["dtype_in"] == "fp32" else np.float32
-    return _float_partial(A, B, k0, k1, p["base_k"], wide)
+    wide = np.float64 if p.dtype_in == "fp32" else np.float32
+    return _float_partial(A, B, k0, k1, p.base_k, wide)
 
 
-def _cast(p: dict, acc: np.ndarray) -> np.ndarray:
+def _cast(p: GemmValueParams, acc: np.ndarray) -> np.ndarray:
     """The fixpipe's conversion of an fp32 / int32 accumulator to dtype_out."""
-    out = p["dtype_out"]
+    out = p.dtype_out
     if out == "int8":
-        scaled = (acc.astype(np.float64) * float(np.float32(p["quant_scale"])))
+        scaled = (acc.astype(np.float64) * p.quant_scale_fp32)
         return round_to(scaled.astype(np.float32), "int8")
     if out == "int32":
         if acc.dtype != np.int32:
@@ -184,25 +186,25 @@ def _cast(p: dict, acc: np.ndarray) -> np.ndarray:
     return round_to(acc.astype(np.float64) if acc.dtype == np.int32 else acc, out)
 
 
-def _atomic_add(p: dict, C: np.ndarray, c: np.ndarray) -> np.ndarray:
+def _atomic_add(p: GemmValueParams, C: np.ndarray, c: np.ndarray) -> np.ndarray:
     """C += c in dtype_out with one rounding (int32 wraps). The float64 sum of two values
     of the output format rounds to it exactly as a single rounding would (53 >= 2p + 2)."""
-    if p["dtype_out"] == "int32":
+    if p.dtype_out == "int32":
         return C + c  # numpy int32 arithmetic wraps
-    return round_to(C.astype(np.float64) + c.astype(np.float64), p["dtype_out"])
+    return round_to(C.astype(np.float64) + c.astype(np.float64), p.dtype_out)
 
 
-def execute(p: dict, inputs: dict) -> dict[str, np.ndarray]:
+def execute(params: dict, inputs: dict) -> dict[str, np.ndarray]:
     """C for the verified block (the rows of A x the columns of B), in dtype_out, computed
     in the hardware's order: per z the L0C accumulation, then the split-K combination."""
+    p = GemmValueParams.of(params)
     A, B = inputs["A"], inputs["B"]
-    bias = inputs["bias"] if p["bias"] else None
-    ranges = z_ranges(p)
-    atomic = p["split_k_mode"] == "atomic" and len(ranges) > 1
-    if p["split_k_mode"] == "atomic" and p["grid_z"] > 1 and p["dtype_out"] == "int8":
+    bias = inputs["bias"] if p.bias else None
+    atomic = p.atomic
+    if p.split_k_mode == "atomic" and p.grid_z > 1 and p.dtype_out == "int8":
         raise ValueError("split_k_mode 'atomic' cannot add int8 outputs: use 'workspace'")
     C = total = None
-    for z, (k0, k1) in enumerate(ranges):
+    for z, (k0, k1) in enumerate(z_ranges(p)):
         part = _partial(p, A, B, k0, k1)
         if atomic:
             c = _cast(p, part if z or bias is None else part + bias)
@@ -226,32 +228,30 @@ def reference(inputs: dict) -> dict[str, np.ndarray]:
     return {"C": ref}
 
 
-def dequantize(p: dict, C: np.ndarray) -> np.ndarray:
+def dequantize(p: GemmValueParams, C: np.ndarray) -> np.ndarray:
     """C as real values (float64): int8 outputs divided by the scale the fixpipe used
     (quant_scale rounded to fp32), other formats converted exactly."""
-    if p["dtype_out"] == "int8":
-        return np.asarray(C, np.float64) / float(np.float32(p["quant_scale"]))
+    if p.dtype_out == "int8":
+        return np.asarray(C, np.float64) / p.quant_scale_fp32
     return np.asarray(C, np.float64)
 
 
-def as_real(p: dict, out: dict) -> dict[str, np.ndarray]:
+def as_real(params: dict, out: dict) -> dict[str, np.ndarray]:
     """execute's output dict with C dequantised (see ``dequantize``)."""
-    return {"C": dequantize(p, out["C"])}
+    return {"C": dequantize(GemmValueParams.of(params), out["C"])}
 
 
-def unit_roundoff(p: dict) -> float:
+def unit_roundoff(params: dict) -> float:
     """Relative rounding of the output format (int8: half a step of full scale 127)."""
-    return {**UNIT_ROUNDOFF, "int32": 0.0, "int8": 0.5 / _I8_MAX}[p["dtype_out"]]
+    out = GemmValueParams.of(params).dtype_out
+    return {**UNIT_ROUNDOFF, "int32": 0.0, "int8": 0.5 / _I8_MAX}[out]
 
 
-def z_ranges(p: dict) -> list[tuple[int, int]]:
-    """K range [k0, k1) of each split-K index z: k_per_z = ceil(ceil(K / Z) / base_k) *
-    base_k (or p["k_per_z"]); a z that would start at or past K does not exist (as in
-    gemm.plan)."""
-    K, bk = p["K"], p["base_k"]
-    per_z = -(-K // p["grid_z"])
-    kz = p.get("k_per_z") or -(-per_z // bk) * bk
-    return [(k0, min(K, k0 + kz)) for k0 in range(0, K, kz)]
+def z_ranges(p: GemmValueParams) -> list[tuple[int, int]]:
+    """K range [k0, k1) of each split-K index z (``GemmValueParams.k_per_z`` each; a z that
+    would start at or past K does not exist, as in gemm.plan)."""
+    kz = p.k_per_z
+    return [(k0, min(p.K, k0 + kz)) for k0 in range(0, p.K, kz)]
 
 
 # ---- error bound ---------------------------------------------------------------------
@@ -271,11 +271,11 @@ def _exact_parts(A: np.ndarray, B: np.ndarray, k0: int, k1: int):
     return P, T
 
 
-def _chain_error(p: dict, T: np.ndarray, length: int) -> np.ndarray:
+def _chain_error(p: GemmValueParams, T: np.ndarray, length: int) -> np.ndarray:
     """Bound on |L0C partial - exact| for one z of ``length`` K elements (see error_bound)."""
-    bk = p["base_k"]
+    bk = p.base_k
     steps = -(-length // bk)
-    if p["dtype_in"] == "fp32":  # float64 block product, rounded once to fp32
+    if p.dtype_in == "fp32":  # float64 block product, rounded once to fp32
         n = 1 + steps
         inner = gamma(bk, FP64_UNIT_ROUNDOFF) * (1.0 + gamma(n, _U32)) * T
     else:  # exact products, BLAS fp32 sum: at most bk - 1 roundings per block
@@ -283,17 +283,17 @@ def _chain_error(p: dict, T: np.ndarray, length: int) -> np.ndarray:
     return gamma(n, _U32) * T + inner + (length + n) * _ETA32
 
 
-def _roundings(p: dict) -> tuple[tuple, tuple, tuple]:
+def _roundings(p: GemmValueParams) -> tuple[tuple, tuple, tuple]:
     """(u, eta) of the accumulator adds, of the accumulator -> dtype_out cast (int8:
     handled in _final_cast) and of an atomic add in dtype_out."""
-    out, integer = p["dtype_out"], p["dtype_in"] == "int8"
+    out, integer = p.dtype_out, p.integer
     acc = ROUNDING["int32"] if integer else ROUNDING["fp32"]
     exact_cast = out in ("int8", "int32") or (out == "fp32" and not integer)
     add = ROUNDING["int32"] if out == "int8" else ROUNDING[out]  # (int8: never added)
     return acc, ROUNDING["int32"] if exact_cast else ROUNDING[out], add
 
 
-def error_bound(p: dict, inputs: dict, ref: np.ndarray | None = None) -> np.ndarray:
+def error_bound(params: dict, inputs: dict, ref: np.ndarray | None = None) -> np.ndarray:
     """Elementwise allowed |dequantize(p, execute(p, inputs)["C"]) - reference(inputs)["C"]|.
 
     With u = 2**-24, gamma_n = n u / (1 - n u), P_z = A_z @ B_z and T_z = |A_z| @ |B_z|
@@ -314,11 +314,11 @@ def error_bound(p: dict, inputs: dict, ref: np.ndarray | None = None) -> np.ndar
     reference and of P_z. Results are assumed finite (make_inputs keeps C far inside the
     output range). ``ref`` is accepted for the kernel protocol; it is not needed.
     """
-    integer = p["dtype_in"] == "int8"
-    bias = inputs["bias"].astype(np.float64) if p["bias"] else np.zeros(inputs["B"].shape[1])
+    p = GemmValueParams.of(params)
+    integer, atomic = p.integer, p.atomic
+    bias = inputs["bias"].astype(np.float64) if p.bias else np.zeros(inputs["B"].shape[1])
     ranges = z_ranges(p)
-    g64 = 0.0 if integer else (p["K"] + len(ranges) + 4) * 2 * FP64_UNIT_ROUNDOFF
-    atomic = p["split_k_mode"] == "atomic" and len(ranges) > 1
+    g64 = 0.0 if integer else (p.K + len(ranges) + 4) * 2 * FP64_UNIT_ROUNDOFF
     acc_r, cast_r, add_r = _roundings(p)
     Q = E = T_all = 0.0
     for z, (k0, k1) in enumerate(ranges):
@@ -332,14 +332,14 @@ def error_bound(p: dict, inputs: dict, ref: np.ndarray | None = None) -> np.ndar
             E = e if z == 0 else after_rounding(E + e, np.abs(Q) + slack, acc_r)
         elif z == 0:  # cast(partial_0 + bias)
             Q = P + bias
-            E = after_rounding(e, np.abs(Q) + slack, acc_r) if p["bias"] else e
+            E = after_rounding(e, np.abs(Q) + slack, acc_r) if p.bias else e
             E = after_rounding(E, np.abs(Q) + slack, cast_r)
         else:  # atomic add of cast(partial_z) in dtype_out
             Q = Q + P
             c_err = after_rounding(e, np.abs(P) + slack, cast_r)
             E = after_rounding(E + c_err, np.abs(Q) + slack, add_r)
     if not atomic:
-        if p["bias"]:
+        if p.bias:
             Q = Q + bias
             E = after_rounding(E, np.abs(Q) + slack, acc_r)
         E = _final_cast(p, E, np.abs(Q) + slack, cast_r)
@@ -349,11 +349,11 @@ def error_bound(p: dict, inputs: dict, ref: np.ndarray | None = None) -> np.ndar
     return np.broadcast_to(bound, Q.shape).astype(np.float64)
 
 
-def _final_cast(p: dict, E, mag, cast_r) -> np.ndarray:
+def _final_cast(p: GemmValueParams, E, mag, cast_r) -> np.ndarray:
     """Error after the fixpipe's cast, in the real domain (int8: after dequantising)."""
-    if p["dtype_out"] != "int8":
+    if p.dtype_out != "int8":
         return after_rounding(E, mag, cast_r)
-    q = float(np.float32(p["quant_scale"]))
+    q = p.quant_scale_fp32
     quantised = E + _U32 * (mag + E) + (0.5 + _ETA32) / q
     free = (mag + E) * q * (1.0 + _U32) + _ETA32 <= _I8_MAX
     return np.where(free, quantised, mag + E - _I8_MIN / q)

@@ -2,6 +2,12 @@
 capacity checks that refuse a tiling the buffers cannot hold (saying what would fit)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Self
+
+import numpy as np
+
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
@@ -43,108 +49,236 @@ PARAMS = (
 )
 
 
+@dataclass(frozen=True)
+class GemmValueParams:
+    """What C's values depend on, typed: the shape, the precisions, bias and int8 scale,
+    sparsity, the base tile (K is accumulated in base_k steps) and the split-K factor and
+    mode. The numerics read these and nothing else; `GemmParams` adds the parameters that
+    change the time only. Each quantity the kernel derives from them is defined here once."""
+
+    M: int
+    N: int
+    K: int
+    dtype_in: str
+    dtype_out: str
+    bias: bool
+    quant_scale: float
+    base_m: int
+    base_n: int
+    base_k: int
+    grid_z: int
+    split_k_mode: str
+    sparsity: str
+
+    @classmethod
+    def of(cls, p: Mapping[str, object]) -> Self:
+        """The typed view of checked parameters ``p`` (a dict, as scenarios store them):
+        only this class's fields are read, so the numerics never touch a timing-only one."""
+        return cls(**{f.name: p[f.name] for f in fields(cls)})
+
+    @property
+    def in_bytes(self) -> int:
+        return IN_BYTES[self.dtype_in]
+
+    @property
+    def out_bytes(self) -> int:
+        return OUT_BYTES[self.dtype_out]
+
+    @property
+    def sparse(self) -> bool:
+        """B is stored and multiplied 2-of-4 (4:2 or the 2:4 what-if)."""
+        return self.sparsity != "dense"
+
+    @property
+    def integer(self) -> bool:
+        """int8 inputs: exact products, accumulated in int32."""
+        return self.dtype_in == "int8"
+
+    @property
+    def quant_scale_fp32(self) -> float:
+        """The int8 output scale as the fixpipe applies it (rounded to fp32)."""
+        return float(np.float32(self.quant_scale))
+
+    @property
+    def tiles_m(self) -> int:
+        """Base tiles along M (the last one may be partial)."""
+        return ceil_div(self.M, self.base_m)
+
+    @property
+    def tiles_n(self) -> int:
+        """Base tiles along N (the last one may be partial)."""
+        return ceil_div(self.N, self.base_n)
+
+    @property
+    def k_steps(self) -> int:
+        """base_k steps that cover K."""
+        return ceil_div(self.K, self.base_k)
+
+    @property
+    def k_per_z(self) -> int:
+        """K elements per split-K index: ceil(K / grid_z) rounded up to whole base_k steps."""
+        return ceil_div(ceil_div(self.K, self.grid_z), self.base_k) * self.base_k
+
+    @property
+    def splits(self) -> int:
+        """Split-K indices z that exist (one starting at or past K does not): <= grid_z."""
+        return ceil_div(self.K, self.k_per_z)
+
+    @property
+    def workspace(self) -> bool:
+        """Split-K partials go to a workspace, summed by a reduction pass."""
+        return self.splits > 1 and self.split_k_mode == "workspace"
+
+    @property
+    def atomic(self) -> bool:
+        """Split-K partials are added into C by atomic adds in dtype_out."""
+        return self.splits > 1 and self.split_k_mode == "atomic"
+
+    def k_step(self, chip: Chip) -> int:
+        """base_k's fractal step: the cube's k0 for dtype_in, doubled when sparse."""
+        return chip.cube_k0(self.dtype_in) * (2 if self.sparse else 1)
+
+    def b_bytes(self, k: int, n: int) -> int:
+        """Bytes of a k x n block of B as stored (see ``b_tile_bytes``)."""
+        return b_tile_bytes(self.dtype_in, self.sparsity, k, n)
+
+
+@dataclass(frozen=True)
+class GemmParams(GemmValueParams):
+    """Checked parameters of the GEMM, typed: one field per parameter of `PARAMS` (same
+    name, Python type; ``block_dim`` and ``base_k`` as `check` resolved them for the chip,
+    ``grid_x`` / ``grid_y`` 0 for one task per base tile, resolved by the plan). The fields
+    added here are the timing-only ones (`TIMING_ONLY_PARAMS`): task order and placement,
+    grid shape, buffer depths, L1 depth; each base tile is still accumulated over K in
+    base_k steps by the same arithmetic."""
+
+    depth_k: int
+    db_l1: bool
+    db_l0: bool
+    db_l0c: bool
+    grid_x: int
+    grid_y: int
+    policy: str
+    group: int
+    balance: str
+    block_dim: int
+
+    @property
+    def l1_slots(self) -> int:
+        return 2 if self.db_l1 else 1
+
+    @property
+    def l0_slots(self) -> int:
+        return 2 if self.db_l0 else 1
+
+    @property
+    def l0c_slots(self) -> int:
+        return 2 if self.db_l0c else 1
+
+
+#: the parameters that change the time only (`GemmParams`' own fields)
+TIMING_ONLY_PARAMS = frozenset(f.name for f in fields(GemmParams)) - frozenset(
+    f.name for f in fields(GemmValueParams))
+
+
 def default_base_k(dtype_in: str) -> int:
     """base_k that keeps L0B double-buffered with base_n = 256: 64 for 2-byte inputs,
     32 for fp32/hf32, 128 for int8 (one 32 KiB L0B buffer each)."""
     return 32 * 1024 // (256 * IN_BYTES[dtype_in])
 
 
-
-def l1_bytes_needed(p: dict) -> int:
-    """A and B chunks of depth_k K steps (B compressed when sparse) per L1 buffer, + bias."""
-    chunk_k = p["depth_k"] * p["base_k"]
-    b_bytes = b_tile_bytes(p, chunk_k, p["base_n"])
-    per_slot = p["base_m"] * chunk_k * IN_BYTES[p["dtype_in"]] + b_bytes
-    return per_slot * (2 if p["db_l1"] else 1) + (p["base_n"] * ACC_BYTES if p["bias"] else 0)
-
-
-def b_tile_bytes(p: dict, k: int, n: int) -> int:
+def b_tile_bytes(dtype_in: str, sparsity: str, k: int, n: int) -> int:
     """Bytes of a k x n block of B as stored: dense, or half the values plus 2-bit indices."""
-    if p["sparsity"] == "dense":
-        return k * n * IN_BYTES[p["dtype_in"]]
+    if sparsity == "dense":
+        return k * n * IN_BYTES[dtype_in]
     kept = ceil_div(k, 2) * n
-    return kept * IN_BYTES[p["dtype_in"]] + ceil_div(kept * 2, 8)
+    return kept * IN_BYTES[dtype_in] + ceil_div(kept * 2, 8)
 
 
-def _check_support(chip: Chip, p: dict) -> None:
-    if p["dtype_in"] not in chip.cube_precisions:
-        raise InputError("params.dtype_in", p["dtype_in"], "one of "
+def l1_bytes_needed(p: GemmParams) -> int:
+    """A and B chunks of depth_k K steps (B compressed when sparse) per L1 buffer, + bias."""
+    chunk_k = p.depth_k * p.base_k
+    per_slot = p.base_m * chunk_k * p.in_bytes + p.b_bytes(chunk_k, p.base_n)
+    return per_slot * p.l1_slots + (p.base_n * ACC_BYTES if p.bias else 0)
+
+
+def _check_support(chip: Chip, p: GemmParams) -> None:
+    if p.dtype_in not in chip.cube_precisions:
+        raise InputError("params.dtype_in", p.dtype_in, "one of "
                          f"{', '.join(chip.cube_precisions)} (the {chip.display_name} cube)")
-    if p["dtype_out"] == "int32" and p["dtype_in"] != "int8":
+    if p.dtype_out == "int32" and p.dtype_in != "int8":
         raise InputError("params.dtype_out", "int32", "int32 output needs int8 inputs")
-    if p["dtype_out"] == "bf16" and "bf16" not in chip.cube_precisions:
+    if p.dtype_out == "bf16" and "bf16" not in chip.cube_precisions:
         raise InputError("params.dtype_out", "bf16", f"fp16, fp32 or int8 on {chip.display_name}")
-    if p["sparsity"] == "4:2" and (p["dtype_in"] != "int8" or chip.architecture != "split"):
+    if p.sparsity == "4:2" and (p.dtype_in != "int8" or chip.architecture != "split"):
         raise InputError("params.sparsity", "4:2", "MmadWithSparse exists for int8 x int8 on "
                          "910B (split) chips only; use dense, or the 2:4 what-if for fp16/bf16")
-    if p["sparsity"] == "2:4" and p["dtype_in"] not in ("fp16", "bf16"):
+    if p.sparsity == "2:4" and p.dtype_in not in ("fp16", "bf16"):
         raise InputError("params.sparsity", "2:4", "the 2:4 what-if takes fp16 or bf16 inputs")
-    if p["grid_z"] > 1 and p["split_k_mode"] == "atomic" and p["dtype_out"] in ("int8",):
+    if p.grid_z > 1 and p.split_k_mode == "atomic" and p.dtype_out in ("int8",):
         raise InputError("params.split_k_mode", "atomic", "workspace for int8 outputs "
                          "(quantised partials cannot be added)")
 
 
-def _check_shapes(chip: Chip, p: dict) -> None:
-    k0 = _k_step(chip, p)
+def _check_shapes(chip: Chip, p: GemmParams) -> None:
+    k0 = p.k_step(chip)
     for key, step in (("base_m", chip.cube_m0), ("base_n", chip.cube_n0), ("base_k", k0)):
-        if p[key] % step:
-            sparse = ", sparse" if k0 > chip.cube_k0(p["dtype_in"]) else ""
-            raise InputError(f"params.{key}", p[key], f"a multiple of {step} (cube fractal "
-                             f"for {p['dtype_in']}{sparse})")
+        if getattr(p, key) % step:
+            sparse = ", sparse" if k0 > chip.cube_k0(p.dtype_in) else ""
+            raise InputError(f"params.{key}", getattr(p, key), f"a multiple of {step} (cube "
+                             f"fractal for {p.dtype_in}{sparse})")
     cores = len(chip.cube_core_ids())
-    if p["block_dim"] > cores:
-        raise InputError("params.block_dim", p["block_dim"], f"1 to {cores} (cube cores of "
+    if p.block_dim > cores:
+        raise InputError("params.block_dim", p.block_dim, f"1 to {cores} (cube cores of "
                          f"{chip.display_name})")
-    for key, dim, base in (("grid_x", "M", "base_m"), ("grid_y", "N", "base_n")):
-        most = ceil_div(p[dim], p[base])
-        if p[key] > most:
-            raise InputError(f"params.{key}", p[key], f"0 (auto) to {most}: {dim} / {base}")
-    if p["grid_z"] > ceil_div(p["K"], p["base_k"]):
-        raise InputError("params.grid_z", p["grid_z"], f"1 to {ceil_div(p['K'], p['base_k'])}: "
+    for key, most, dim, base in (("grid_x", p.tiles_m, "M", "base_m"),
+                                 ("grid_y", p.tiles_n, "N", "base_n")):
+        if getattr(p, key) > most:
+            raise InputError(f"params.{key}", getattr(p, key),
+                             f"0 (auto) to {most}: {dim} / {base}")
+    if p.grid_z > p.k_steps:
+        raise InputError("params.grid_z", p.grid_z, f"1 to {p.k_steps}: "
                          "each split needs at least one K step (K / base_k)")
 
 
-def buffer_use(chip: Chip, p: dict) -> dict[str, tuple[int, int, str, int]]:
+def buffer_use(chip: Chip, p: GemmParams) -> dict[str, tuple[int, int, str, int]]:
     """Per on-chip buffer: (bytes this tiling needs, bytes the chip has, the knob that
     sizes it, buffer count). The capacity check and the page's occupancy bars both use it."""
-    ib = IN_BYTES[p["dtype_in"]]
-    l0, l0c, l1 = (2 if p[name] else 1 for name in ("db_l0", "db_l0c", "db_l1"))
+    l0, l0c = p.l0_slots, p.l0c_slots
     use = {
-        "L0A": (p["base_m"] * p["base_k"] * ib * l0, chip.l0a_bytes, "base_k", l0),
-        "L0B": (b_tile_bytes(p, p["base_k"], p["base_n"]) * l0, chip.l0b_bytes, "base_k", l0),
-        "L0C": (p["base_m"] * p["base_n"] * ACC_BYTES * l0c, chip.l0c_bytes, "base_n", l0c),
-        "L1": (l1_bytes_needed(p), chip.l1_bytes, "depth_k", l1),
+        "L0A": (p.base_m * p.base_k * p.in_bytes * l0, chip.l0a_bytes, "base_k", l0),
+        "L0B": (p.b_bytes(p.base_k, p.base_n) * l0, chip.l0b_bytes, "base_k", l0),
+        "L0C": (p.base_m * p.base_n * ACC_BYTES * l0c, chip.l0c_bytes, "base_n", l0c),
+        "L1": (l1_bytes_needed(p), chip.l1_bytes, "depth_k", p.l1_slots),
     }
     if chip.architecture == "coupled":  # L0C -> UB (fp32) -> GM: one C tile in UB
-        use["UB"] = (p["base_m"] * p["base_n"] * ACC_BYTES, chip.ub_bytes, "base_n", 1)
+        use["UB"] = (p.base_m * p.base_n * ACC_BYTES, chip.ub_bytes, "base_n", 1)
     return use
 
 
-def instruction_count(p: dict) -> int:
+def instruction_count(p: GemmParams) -> int:
     """Instructions of the K loop and the output path, counted without building anything:
     a huge shape is refused before per-step arrays are allocated."""
-    tiles = ceil_div(p["M"], p["base_m"]) * ceil_div(p["N"], p["base_n"])
-    bk, depth = p["base_k"], p["depth_k"]
-    kz = ceil_div(ceil_div(p["K"], p["grid_z"]), bk) * bk
-    layers = ceil_div(p["K"], kz)
-    last = p["K"] - (layers - 1) * kz
+    tiles = p.tiles_m * p.tiles_n
+    bk, depth, kz, layers = p.base_k, p.depth_k, p.k_per_z, p.splits
+    last = p.K - (layers - 1) * kz
     steps = (layers - 1) * (kz // bk) + ceil_div(last, bk)
     chunks = (layers - 1) * ceil_div(kz // bk, depth) + ceil_div(ceil_div(last, bk), depth)
     return 3 * tiles * (steps + chunks + layers)
 
 
-def check_size(p: dict) -> None:
+def check_size(p: GemmParams) -> None:
     """Refuse, before any per-step array exists, a shape whose program exceeds the cap (a
     per-run setting, so it is not part of `check`: a valid scenario stays valid)."""
     count, cap = instruction_count(p), default_instruction_cap()
     if count > cap:
         raise InputError("instructions", count, instruction_limit_text(cap),
-                         f"M x N x K = {p['M']} x {p['N']} x {p['K']} in {p['base_m']} x "
-                         f"{p['base_n']} x {p['base_k']} base tiles; use larger base tiles "
+                         f"M x N x K = {p.M} x {p.N} x {p.K} in {p.base_m} x "
+                         f"{p.base_n} x {p.base_k} base tiles; use larger base tiles "
                          "or a smaller problem")
 
 
-def _overflow(chip: Chip, p: dict) -> tuple[str, int, int, str] | None:
+def _overflow(chip: Chip, p: GemmParams) -> tuple[str, int, int, str] | None:
     """The first buffer the tiling overflows, or None when everything fits."""
     for buffer, (used, limit, knob, _) in buffer_use(chip, p).items():
         if used > limit:
@@ -152,22 +286,18 @@ def _overflow(chip: Chip, p: dict) -> tuple[str, int, int, str] | None:
     return None
 
 
-def _largest_fit(chip: Chip, p: dict, knob: str) -> int | None:
+def _largest_fit(chip: Chip, p: GemmParams, knob: str) -> int | None:
     """The largest value of ``knob`` (on its fractal step, at most the requested one) with
     which every buffer fits, all other parameters unchanged; None if even the smallest fails."""
-    step = 1 if knob == "depth_k" else (_k_step(chip, p) if knob == "base_k" else 16)
+    step = 1 if knob == "depth_k" else (p.k_step(chip) if knob == "base_k" else 16)
     lowest = -(-int(next(s.min for s in PARAMS if s.name == knob)) // step) * step
-    for value in range(p[knob] // step * step, lowest - 1, -step):
-        if _overflow(chip, {**p, knob: value}) is None:
+    for value in range(getattr(p, knob) // step * step, lowest - 1, -step):
+        if _overflow(chip, replace(p, **{knob: value})) is None:
             return value
     return None
 
 
-def _k_step(chip: Chip, p: dict) -> int:
-    return chip.cube_k0(p["dtype_in"]) * (2 if p["sparsity"] != "dense" else 1)
-
-
-def _check_capacity(chip: Chip, p: dict) -> None:
+def _check_capacity(chip: Chip, p: GemmParams) -> None:
     """Each buffer holds its tiles times its buffer count, or the tiling is refused with
     the largest value of the knob that would fit (checked against every buffer)."""
     over = _overflow(chip, p)
@@ -176,9 +306,9 @@ def _check_capacity(chip: Chip, p: dict) -> None:
     buffer, used, limit, knob = over
     fit = _largest_fit(chip, p, knob)
     allowed = f"at most {fit} here" if fit else "no value fits with the other settings"
-    raise InputError(f"params.{knob}", p[knob], f"{allowed}: {buffer} holds {limit} bytes, "
-                     f"this tiling needs {used}", "turn off double buffering or use a smaller "
-                     "tile")
+    raise InputError(f"params.{knob}", getattr(p, knob), f"{allowed}: {buffer} holds {limit} "
+                     f"bytes, this tiling needs {used}", "turn off double buffering or use a "
+                     "smaller tile")
 
 
 def check(chip: Chip, params: dict) -> dict:
@@ -189,11 +319,12 @@ def check(chip: Chip, params: dict) -> dict:
                 "base_k": default_base_k(dtype_in) if isinstance(dtype_in, str) and
                 dtype_in in IN_BYTES else 64}
     p = validate_params(PARAMS, {**defaults, **params})
-    _check_support(chip, p)
-    _check_shapes(chip, p)
-    _check_capacity(chip, p)
-    if p["grid_z"] > 1 and p["split_k_mode"] == "atomic" and p["balance"] != "round_robin":
-        raise InputError("params.balance", p["balance"], "round_robin with atomic split-K: "
+    g = GemmParams.of(p)
+    _check_support(chip, g)
+    _check_shapes(chip, g)
+    _check_capacity(chip, g)
+    if g.grid_z > 1 and g.split_k_mode == "atomic" and g.balance != "round_robin":
+        raise InputError("params.balance", g.balance, "round_robin with atomic split-K: "
                          "the atomic adds to a tile are ordered by partial, which is only "
                          "safe when its partials run in the same wave",
                          hint="Use the workspace split-K, or round_robin")

@@ -12,14 +12,14 @@ import numpy as np
 from hardware_presets import Chip
 from kernels.common.program import Level, Pipe, ProgramBuilder
 from kernels.common.tque import iteration_index, previous
-from kernels.gemm.params import OUT_BYTES
+from kernels.gemm.params import GemmParams
 
 
-def _slices(chip: Chip, p: dict, tiles: dict) -> dict[str, np.ndarray]:
+def _slices(chip: Chip, p: GemmParams, tiles: dict) -> dict[str, np.ndarray]:
     """C tiles cut into row slices whose two fp32 inputs, accumulator and output fit UB."""
     keep = tiles["z"] == 0  # one entry per C tile
     rows, cols = tiles["rows"][keep], tiles["cols"][keep]
-    per_row = cols * (3 * 4 + OUT_BYTES[p["dtype_out"]])
+    per_row = cols * (3 * 4 + p.out_bytes)
     slice_rows = np.maximum(1, np.minimum(rows, chip.ub_bytes // per_row))
     count = -(-rows // slice_rows)
     tile = np.repeat(np.flatnonzero(keep), count)
@@ -30,12 +30,12 @@ def _slices(chip: Chip, p: dict, tiles: dict) -> dict[str, np.ndarray]:
     return {"tile": tile, "rows": srows, "cols": np.repeat(cols, count)}
 
 
-def emit_reduction(b: ProgramBuilder, chip: Chip, p: dict, pl, regions: np.ndarray,
+def emit_reduction(b: ProgramBuilder, chip: Chip, p: GemmParams, pl, regions: np.ndarray,
                    seq0: int) -> None:
     """SyncAll over every core taking part, then the reduction on the vector cores."""
     t = pl.tiles
     Z = pl.grid.shape[2]
-    cube = np.asarray(chip.cube_core_ids())[:p["block_dim"]]
+    cube = np.asarray(chip.cube_core_ids())[:p.block_dim]
     vec_ids = np.asarray(chip.vector_core_ids())
     sl = _slices(chip, p, t)
     n = len(sl["tile"])
@@ -58,18 +58,18 @@ def emit_reduction(b: ProgramBuilder, chip: Chip, p: dict, pl, regions: np.ndarr
         if z >= 2:
             b.depend(reads[z], adds[z - 2])  # two input buffers in UB
     tail = adds[-1]
-    if p["bias"]:  # the bias slice comes from GM like the partials, then one vector Add
+    if p.bias:  # the bias slice comes from GM like the partials, then one vector Add
         bias = b.transfer(core, Pipe.MTE2, "CopyIn bias", Level.GM, Level.UB, cols * 4,
                           base + 2 * Z - 1,
-                          region=b.regions_by_key(t["c0"][tile] // p["base_n"], cols * 4))
+                          region=b.regions_by_key(t["c0"][tile] // p.base_n, cols * 4))
         tail = _after(b, b.vector(core, "Add bias", elems, "fp32", base + 2 * Z),
                       np.stack([tail, bias]))
-    if p["dtype_out"] != "fp32":
-        tail = _after(b, b.vector(core, f"Cast -> {p['dtype_out']}", elems, "fp32",
+    if p.dtype_out != "fp32":
+        tail = _after(b, b.vector(core, f"Cast -> {p.dtype_out}", elems, "fp32",
                                   base + 2 * Z + 1), tail)
-    tile_bytes = t["rows"][tile] * cols * OUT_BYTES[p["dtype_out"]]
+    tile_bytes = t["rows"][tile] * cols * p.out_bytes
     write = b.transfer(core, Pipe.MTE3, "CopyOut C", Level.UB, Level.GM,
-                       elems * OUT_BYTES[p["dtype_out"]], base + 2 * Z + 2,
+                       elems * p.out_bytes, base + 2 * Z + 2,
                        region=b.regions_by_key(tile, tile_bytes))  # C stays tracked in L2
     b.depend(write, tail)
     b.depend(reads[0], previous(write, it, 1))  # accumulator / output buffer reused

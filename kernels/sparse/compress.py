@@ -26,7 +26,7 @@ from kernels.common.cycles import gm_read_cycles, vector_cycles
 from kernels.common.program import Level, Pipe, ProgramBuilder, VClass
 from kernels.common.scheduling import assign, core_order
 from kernels.common.tque import iteration_index, previous
-from kernels.decode.params import FP32, kv_bytes, schedule, token_scale_bytes, vector_cores
+from kernels.decode.params import FP32, DecodeParams
 from kernels.models import ModelShape
 from kernels.sparse.policies import budget, keep_count
 
@@ -47,46 +47,45 @@ def sort_words(n) -> np.ndarray:
     return 2 * np.asarray(n) * sort_passes(n)
 
 
-def kept_counts(p: dict, lengths) -> np.ndarray:
+def kept_counts(p: DecodeParams, lengths) -> np.ndarray:
     """Tokens kept per sequence: ceil(keep_ratio x n), sinks and window included (the
     selection's count rule). Refused, as the selection refuses it, when the shortest
     sequence's budget cannot hold the sinks and window (the tightest case of the batch)
     or its cache is shorter than the window."""
     lengths = np.asarray(lengths, np.int64)
-    budget(p["sparse"], int(lengths.min()), p["keep_ratio"], p["sinks"], p["window"],
-           p["page_size"])
-    return np.array([keep_count(int(n), p["keep_ratio"]) for n in lengths], np.int64)
+    budget(p.sparse, int(lengths.min()), p.keep_ratio, p.sinks, p.window, p.page_size)
+    return np.array([keep_count(int(n), p.keep_ratio) for n in lengths], np.int64)
 
 
-def row_bytes(p: dict, model: ModelShape) -> int:
+def row_bytes(p: DecodeParams, model: ModelShape) -> int:
     """One token of one KV head, K or V, as stored (codes + per-token scale)."""
-    return model.head_dim * kv_bytes(p) + token_scale_bytes(p)
+    return p.head_row_bytes(model.head_dim)
 
 
-def gather_rows(chip: Chip, p: dict, model: ModelShape) -> int:
+def gather_rows(chip: Chip, p: DecodeParams, model: ModelShape) -> int:
     """Rows per gather batch: BUFFER_NUM slots of K and V rows fill UB."""
-    return max(1, chip.ub_bytes // (2 * p["buffer_num"] * row_bytes(p, model)))
+    return p.ub_rows(chip, row_bytes(p, model))
 
 
-def _plan(chip: Chip, p: dict, model: ModelShape, lengths) -> dict:
+def _plan(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> dict:
     """Per task (sequence x KV head): tokens, kept, scoring tiles, gather batches."""
     lengths = np.asarray(lengths, np.int64)
     seq = np.repeat(np.arange(len(lengths)), model.kv_heads)
     n, kept = lengths[seq], kept_counts(p, lengths)[seq]
-    scored = p["sparse"] in ("norm_high", "norm_low", "h2o")
-    tiles = -(-n // p["tile_tokens"]) if scored else np.zeros_like(n)
+    scored = p.sparse in ("norm_high", "norm_low", "h2o")
+    tiles = -(-n // p.tile_tokens) if scored else np.zeros_like(n)
     batches = -(-kept // gather_rows(chip, p, model))
     return {"seq": seq, "n": n, "kept": kept, "tiles": tiles, "batches": batches,
             "sorted": scored}
 
 
-def task_cycles(chip: Chip, p: dict, model: ModelShape, plan: dict) -> np.ndarray:
+def task_cycles(chip: Chip, p: DecodeParams, model: ModelShape, plan: dict) -> np.ndarray:
     """Estimated cycles per task: scoring, the sort, and the gather (issue + bytes)."""
-    cores, n, rows = vector_cores(chip, p), plan["n"], plan["kept"]
+    cores, n, rows = p.vector_cores(chip), plan["n"], plan["kept"]
     cycles = 2 * rows * ISSUE_CYCLES_PER_ROW + gm_read_cycles(
         chip, 2 * rows * row_bytes(p, model), cores)
     if plan["sorted"]:
-        norms = p["sparse"] != "h2o"
+        norms = p.sparse != "h2o"
         cycles = cycles + vector_cycles(chip, sort_words(n), FP32, VClass.SORT)
         cycles = cycles + gm_read_cycles(chip, n * (row_bytes(p, model) if norms else FP32),
                                          cores)
@@ -95,24 +94,24 @@ def task_cycles(chip: Chip, p: dict, model: ModelShape, plan: dict) -> np.ndarra
     return np.asarray(cycles, dtype=np.float64)
 
 
-def instruction_count(chip: Chip, p: dict, model: ModelShape, lengths) -> int:
-    if p["sparse"] not in COMPRESSING:
+def instruction_count(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> int:
+    if p.sparse not in COMPRESSING:
         return 0
     plan = _plan(chip, p, model, lengths)
-    per_tile = 4 if p["sparse"] != "h2o" else 1
+    per_tile = 4 if p.sparse != "h2o" else 1
     return int(per_tile * plan["tiles"].sum() + 3 * plan["batches"].sum()
                + (len(plan["n"]) if plan["sorted"] else 0) + len(plan["n"]))
 
 
-def emit(b: ProgramBuilder, chip: Chip, p: dict, model: ModelShape, lengths,
+def emit(b: ProgramBuilder, chip: Chip, p: DecodeParams, model: ModelShape, lengths,
          seq0: int) -> int:
     """Emit the compression of every (sequence, KV head); returns the next free seq."""
-    if p["sparse"] not in COMPRESSING:
+    if p.sparse not in COMPRESSING:
         return seq0
     plan = _plan(chip, p, model, lengths)
-    cores = np.asarray(chip.vector_core_ids(), np.int64)[:vector_cores(chip, p)]
+    cores = p.vector_core_ids(chip)
     slots = assign(task_cycles(chip, p, model, plan), len(cores), keys=plan["seq"],
-                   **schedule(chip, p, len(cores)))
+                   **p.schedule(chip, len(cores)))
     order, ordinal = core_order(slots)
     width = plan["tiles"][order] + plan["batches"][order] + 2
     it0 = np.cumsum(width) - width
@@ -136,14 +135,14 @@ def _emit_scores(b, p, model, plan, task, seq0) -> np.ndarray:
     counts = plan["tiles"][task["id"]]
     pos, j = _expand(counts, task)
     n = plan["n"][task["id"]][pos]
-    tk = np.minimum(p["tile_tokens"], n - j * p["tile_tokens"])
+    tk = np.minimum(p.tile_tokens, n - j * p.tile_tokens)
     core, seqs = task["core"][pos], task["seq"][pos]
     s = seq0 + (task["it0"][pos] + 1 + j) * STAGES
     u = iteration_index(core)
-    if p["sparse"] == "h2o":
+    if p.sparse == "h2o":
         ld = b.transfer(core, Pipe.MTE2, "CopyIn accumulated scores", Level.GM, Level.UB,
                         tk * FP32, s, task=seqs)
-        b.depend(ld, previous(ld, u, p["buffer_num"]))
+        b.depend(ld, previous(ld, u, p.buffer_num))
         last = ld
     else:
         d = model.head_dim
@@ -153,7 +152,7 @@ def _emit_scores(b, p, model, plan, task, seq0) -> np.ndarray:
         b.vector(core, "Mul k*k", tk * d, "fp32", s + 2, task=seqs)
         last = b.vector(core, "ReduceSum -> norms", tk * d, "fp32", s + 3, task=seqs)
         b.depend(cast, ld)
-        b.depend(ld, previous(cast, u, p["buffer_num"]))
+        b.depend(ld, previous(cast, u, p.buffer_num))
     ends = np.cumsum(counts) - 1
     return last[ends]
 
@@ -182,7 +181,7 @@ def _emit_select_and_gather(b, chip, p, model, plan, task, seq0, last) -> None:
                     task=sq)
     b.depend(ld, issue)
     b.depend(st, ld)
-    b.depend(ld, previous(st, iteration_index(c), p["buffer_num"]))
+    b.depend(ld, previous(st, iteration_index(c), p.buffer_num))
     if plan["sorted"]:
         b.depend(issue, srt[pos])  # the rows are known once sorted
     idx = b.transfer(core, Pipe.MTE3, "Store index", Level.UB, Level.GM,

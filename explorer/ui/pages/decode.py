@@ -45,7 +45,7 @@ def _scenario(chip: Chip, params: dict, p: dict, workload, seed: int) -> Scenari
     """The validated scenario, or None after showing why it cannot run (HBM, size)."""
     lengths, layout = workload
     try:
-        decode.memory_check(chip, p, lengths, layout)
+        decode.memory_check(chip, decode.DecodeParams.of(p), lengths, layout)
         decode_view.check_size(chip, p, lengths)
         return Scenario.make(state.preset(), "decode", params, state.overrides(), seed=seed)
     except InputError as exc:
