@@ -20,9 +20,11 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 import hardware_presets
+from explorer.core.emulator.cost import compute_costs
 from explorer.core.emulator.engine import run
 from kernels.common.program import Kind, Level, Pipe
 from kernels.gemm import kernel as gemm
+from kernels.gemm import params as gp
 from kernels.gemm.grid import POLICIES
 from kernels.gemm.params import IN_BYTES, OUT_BYTES, b_tile_bytes
 from tests.engine_helpers import assert_twins, check_invariants, tiny
@@ -346,3 +348,24 @@ def test_cluster_policy_shares_fetches_by_multicast():
     no_cluster = policy_run("cluster", 4)  # the same walk without multicast
     assert no_cluster["multicast"] == 0 and clu["hbm"] == no_cluster["hbm"]
     assert clu["l2"] + clu["multicast"] == no_cluster["l2"]  # the joiners moved nothing
+
+
+@pytest.mark.parametrize("preset,params", [
+    ("910B2", {"dtype_in": "fp16", "base_m": 128, "base_n": 256, "base_k": 64}),
+    ("910B2", {"dtype_in": "int8", "dtype_out": "int32", "base_m": 64, "base_n": 128,
+               "base_k": 128, "sparsity": "4:2"}),
+    ("310P3", {"dtype_in": "fp16", "base_m": 64, "base_n": 64, "base_k": 32}),
+])
+def test_step_budget_is_what_the_cost_model_charges(preset, params):
+    """The page's per-step budget of a base tile is the cost model's own charge for the
+    Mmad and the two LoadDatas of one K step (a one-tile, one-step GEMM)."""
+    chip = hardware_presets.load(preset)
+    p = gemm.check(chip, {"M": params["base_m"], "N": params["base_n"],
+                          "K": params["base_k"], "block_dim": 1, **params})
+    prog = gemm.build(chip, p)
+    cycles = compute_costs(prog, chip).issue_ns * chip.clock_MHz / 1000.0
+    c = prog.cols
+    budget = gp.step_budget(chip, gp.GemmParams.of(p))
+    assert cycles[c["kind"] == Kind.MMAD].sum() == pytest.approx(budget["cube"])
+    mte1 = c["pipe"] == Pipe.MTE1
+    assert cycles[mte1].sum() == pytest.approx(budget["mte1"])

@@ -37,34 +37,11 @@ def _occupancy_words(chip: Chip, p: dict) -> str:
     return " · ".join(parts)
 
 
-def step_budget(chip: Chip, p: dict) -> dict[str, float]:
-    """Cycles of one K step of one base tile on each cube-side pipe, from the preset's
-    rates as the cost model uses them (no contention, no GM latency), and the chip-wide GM
-    read rate (GB/s) all cores would need to keep the cube at its pace."""
-    sparse = p["sparsity"] != "dense"
-    dtype = "fp16" if p["sparsity"] == "2:4" else p["dtype_in"]
-    ib, k0 = gp.IN_BYTES[p["dtype_in"]], chip.cube_k0(p["dtype_in"])
-    k = -(-p["base_k"] // 2) if sparse else p["base_k"]
-    cube = chip.cube_fixed_cycles + (-(-p["base_m"] // chip.cube_m0)) * (
-        -(-p["base_n"] // chip.cube_n0)) * (-(-k // chip.cube_k0(dtype)))
-    kpad = -(-p["base_k"] // k0) * k0
-    l0a, l0b = p["base_m"] * kpad * ib, kpad * p["base_n"] * ib // (2 if sparse else 1)
-    mte1 = 2 * chip.mte1_fixed_cycles + l0a / chip.mte1_l0a_bytes_per_cycle + \
-        l0b / chip.mte1_l0b_bytes_per_cycle
-    gm = p["base_m"] * p["base_k"] * ib + \
-        gp.b_tile_bytes(p["dtype_in"], p["sparsity"], p["base_k"], p["base_n"])
-    need = p["block_dim"] * gm / cube * chip.clock_MHz / 1000.0
-    return {"cube": cube, "mte1": mte1, "gm_bytes": gm,
-            "mte2_l2": gm / chip.gm_read_l1_bytes_per_cycle,
-            "mte2_hbm": gm / chip.gm_read_hbm_bytes_per_cycle, "need_GBps": need,
-            "hit": max(0.0, 1.0 - chip.hbm_bandwidth_GBps / need)}
-
-
 def _live_tiling(chip: Chip, p: dict) -> None:
     """The chosen tiling's occupancy, reuse and per-step pipe budget against the chip."""
     dtype = p["dtype_in"]
     peak = chip.peak_tflops(dtype)
-    budget = step_budget(chip, p)
+    budget = gp.step_budget(chip, gp.GemmParams.of(p))
     st.info(state.tr(
         "ui.gemm.explain.now", bm=p["base_m"], bn=p["base_n"], bk=p["base_k"], dtype=dtype,
         use=_occupancy_words(chip, p), reuse=f"{tile_reuse(p):.0f}",

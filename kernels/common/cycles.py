@@ -1,14 +1,27 @@
-"""Cycle formulas of the cost model that kernels also need before any emulation (task
-cost estimates for the scheduling policies). The emulator's cost model
-(explorer/core/emulator/cost.py) uses these same functions, so an estimate and the
-emulated duration of an instruction without contention agree by construction.
+"""The cost model's cycle formulas, in the lowest layer that both need them: kernels
+estimate before any emulation (task costs for the scheduling policies, a tiling's per-step
+budget) and the emulator's cost model (explorer/core/emulator/cost.py) applies the same
+functions and path table to every instruction, so an estimate and the emulated duration of
+an instruction without contention agree by construction. What only the emulator knows
+(DMA queues, shared bandwidth) stays there.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from hardware_presets import Chip
-from kernels.common.program import VClass
+from kernels.common.program import Level, VClass
+
+#: on-chip paths: (src, dst) -> (throughput field, fixed-cycles field) of the chip preset
+ONCHIP_PATHS = {
+    (Level.L1, Level.L0A): ("mte1_l0a_bytes_per_cycle", "mte1_fixed_cycles"),
+    (Level.L1, Level.L0B): ("mte1_l0b_bytes_per_cycle", "mte1_fixed_cycles"),
+    (Level.L0C, Level.L1): ("fixpipe_l1_bytes_per_cycle", "fixpipe_fixed_cycles"),
+    (Level.L0C, Level.UB): ("ub_copy_bytes_per_cycle", "vector_fixed_cycles"),
+    (Level.UB, Level.UB): ("ub_copy_bytes_per_cycle", "vector_fixed_cycles"),
+    (Level.UB, Level.L1): ("ub_copy_bytes_per_cycle", "mte1_fixed_cycles"),
+    (Level.L1, Level.UB): ("ub_copy_bytes_per_cycle", "mte1_fixed_cycles"),
+}
 
 
 def vector_cycles(chip: Chip, elems, width_bytes, vclass=VClass.SIMPLE) -> np.ndarray:
@@ -30,6 +43,13 @@ def mmad_cycles(chip: Chip, m, n, k, k0) -> np.ndarray:
     steps = (-(-np.asarray(m) // chip.cube_m0)) * (-(-np.asarray(n) // chip.cube_n0)) * \
         (-(-np.asarray(k) // np.asarray(k0)))
     return chip.cube_fixed_cycles + steps
+
+
+def onchip_cycles(chip: Chip, src: Level, dst: Level, nbytes) -> np.ndarray:
+    """An on-chip move (MTE1 LoadData, a fixpipe or UB copy): the path's fixed cycles plus
+    its bytes at the path's throughput."""
+    rate, fixed = ONCHIP_PATHS[(src, dst)]
+    return getattr(chip, fixed) + np.asarray(nbytes, dtype=np.float64) / getattr(chip, rate)
 
 
 def gm_read_cycles(chip: Chip, nbytes, sharing_cores: int) -> np.ndarray:

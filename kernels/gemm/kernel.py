@@ -17,7 +17,7 @@ import numpy as np
 
 from hardware_presets import Chip
 from kernels.common.program import Level, Pipe, Program, ProgramBuilder
-from kernels.common.sizes import ceil_div
+from kernels.common.sizes import ceil_div, round_up
 from kernels.common.tque import iteration_index, previous
 from kernels.gemm import numerics as gemm_numerics
 from kernels.gemm.grid import TaskGrid, task_grid
@@ -102,10 +102,6 @@ def _steps(tiles: dict, p: GemmParams) -> dict[str, np.ndarray]:
             "chunk_k": np.minimum(depth * bk, tiles["k_hi"][tile] - chunk_k0)}
 
 
-def _pad(x, step):
-    return ceil_div(x, step) * step
-
-
 def build(chip: Chip, params: dict) -> Program:
     """Emit the GEMM: loads, MTE1 moves, MMADs and the output path, with queue deps."""
     p = GemmParams.of(check(chip, params))
@@ -140,9 +136,9 @@ def _emit_k_loop(b, chip, p: GemmParams, pl, core) -> dict[str, np.ndarray]:
     ld_b = b.transfer(step_core[ch], Pipe.MTE2, "Load B -> L1", Level.GM, Level.L1, b_bytes,
                       seq[ch] + 2, region=b.regions_by_key(b_key, b_bytes),
                       task=s["tile"][ch])
-    kpad = _pad(s["ksize"], chip.cube_k0(p.dtype_in))
-    l0a_bytes = _pad(rows, 16) * kpad * ib
-    l0b_bytes = kpad * _pad(cols, 16) * ib // (2 if sparse else 1)
+    kpad = round_up(s["ksize"], chip.cube_k0(p.dtype_in))
+    l0a_bytes = round_up(rows, chip.cube_m0) * kpad * ib
+    l0b_bytes = kpad * round_up(cols, chip.cube_n0) * ib // (2 if sparse else 1)
     mv_a = b.transfer(step_core, Pipe.MTE1, "LoadData A -> L0A", Level.L1, Level.L0A,
                       l0a_bytes, seq + 3, task=s["tile"])
     mv_b = b.transfer(step_core, Pipe.MTE1, "LoadData B -> L0B", Level.L1, Level.L0B,

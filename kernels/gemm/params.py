@@ -11,9 +11,11 @@ import numpy as np
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
+from kernels.common.cycles import mmad_cycles, onchip_cycles
 from kernels.common.formats import BYTES
 from kernels.common.params import ParamSpec, validate_params
-from kernels.common.sizes import ceil_div
+from kernels.common.program import Level
+from kernels.common.sizes import ceil_div, round_up
 from kernels.gemm.grid import BALANCES, POLICIES
 
 #: the input and output precisions (widget order), bytes per element from the formats table
@@ -329,3 +331,24 @@ def check(chip: Chip, params: dict) -> dict:
                          "safe when its partials run in the same wave",
                          hint="Use the workspace split-K, or round_robin")
     return p
+
+
+def step_budget(chip: Chip, p: GemmParams) -> dict[str, float]:
+    """Cycles of one K step of one full base tile on each cube-side pipe, with the cost
+    model's own formulas (``kernels.common.cycles``; no contention, no GM latency), and the
+    chip-wide GM read rate (GB/s) all cores would need to keep the cube at its pace."""
+    k0 = chip.cube_k0(p.dtype_in)
+    cube = mmad_cycles(chip, p.base_m, p.base_n,
+                       ceil_div(p.base_k, 2) if p.sparse else p.base_k, k0)
+    kpad = round_up(p.base_k, k0)
+    l0a = round_up(p.base_m, chip.cube_m0) * kpad * p.in_bytes
+    l0b = kpad * round_up(p.base_n, chip.cube_n0) * p.in_bytes // (2 if p.sparse else 1)
+    mte1 = onchip_cycles(chip, Level.L1, Level.L0A, l0a) + \
+        onchip_cycles(chip, Level.L1, Level.L0B, l0b)
+    gm = p.base_m * p.base_k * p.in_bytes + p.b_bytes(p.base_k, p.base_n)
+    need = p.block_dim * gm / float(cube) * chip.clock_MHz / 1000.0
+    return {"cube": float(cube), "mte1": float(mte1), "gm_bytes": gm,
+            "mte2_l2": gm / chip.gm_read_l1_bytes_per_cycle,
+            "mte2_hbm": gm / chip.gm_read_hbm_bytes_per_cycle, "need_GBps": need,
+            "hit": max(0.0, 1.0 - chip.hbm_bandwidth_GBps / need)}
+

@@ -16,23 +16,11 @@ import numpy as np
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from hardware_presets.fields import DMA_PATHS
-from kernels.common.cycles import mmad_cycles, vector_cycles
+from kernels.common.cycles import ONCHIP_PATHS, mmad_cycles, onchip_cycles, vector_cycles
 from kernels.common.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program
 
 GM_NONE, GM_READ, GM_WRITE = 0, 1, 2
 POOL_HBM, POOL_L2 = 0, 1
-
-# On-chip paths: (src, dst) -> (throughput field, fixed-cycles field)
-_ONCHIP = {
-    (Level.L1, Level.L0A): ("mte1_l0a_bytes_per_cycle", "mte1_fixed_cycles"),
-    (Level.L1, Level.L0B): ("mte1_l0b_bytes_per_cycle", "mte1_fixed_cycles"),
-    (Level.L0C, Level.L1): ("fixpipe_l1_bytes_per_cycle", "fixpipe_fixed_cycles"),
-    (Level.L0C, Level.UB): ("ub_copy_bytes_per_cycle", "vector_fixed_cycles"),
-    (Level.UB, Level.UB): ("ub_copy_bytes_per_cycle", "vector_fixed_cycles"),
-    (Level.UB, Level.L1): ("ub_copy_bytes_per_cycle", "mte1_fixed_cycles"),
-    (Level.L1, Level.UB): ("ub_copy_bytes_per_cycle", "mte1_fixed_cycles"),
-}
-
 
 @dataclass(frozen=True, eq=False)
 class Costs:
@@ -137,16 +125,16 @@ def _transfer_cycles(c: dict, chip: Chip, cycles: np.ndarray):
     cap_hbm[fix_write] = cap_l2[fix_write] = chip.fixpipe_gm_bytes_per_cycle
     cap_hbm[other_write] = cap_l2[other_write] = chip.gm_write_bytes_per_cycle
     onchip = is_tr & (gm == GM_NONE)
-    for (s, d), (rate, fixed) in _ONCHIP.items():
+    for (s, d), (rate, _) in ONCHIP_PATHS.items():
         sel = onchip & (src == s) & (dst == d)
         if sel.any() and getattr(chip, rate) <= 0:
             raise InputError("transfer path", f"{s.name}->{d.name}",
                              f"a path {chip.display_name} has ({rate} is 0)")
-        cycles[sel] += getattr(chip, fixed) + nbytes[sel] / getattr(chip, rate)
+        cycles[sel] += onchip_cycles(chip, s, d, nbytes[sel])
         onchip &= ~sel
     if onchip.any():
         i = int(np.argmax(onchip))
         path = f"{Level(int(src[i])).name}->{Level(int(dst[i])).name}"
         raise InputError("transfer path", path, "a path the chip has: GM<->L1/UB/L0, "
-                         + ", ".join(f"{s.name}->{d.name}" for s, d in _ONCHIP))
+                         + ", ".join(f"{s.name}->{d.name}" for s, d in ONCHIP_PATHS))
     return gm, (cap_hbm, cap_l2), paths
