@@ -20,6 +20,7 @@ from numba import njit
 from .config import JIT_OPTIONS
 
 COMPLETE, ENTER, ISSUED = 0, 1, 2
+PENDING, FILL_WAIT = 1, 3  # where a copy waits to stream
 SERVED_HBM, SERVED_L2, SERVED_MULTICAST = 1, 2, 3
 GM_READ, GM_WRITE = 1, 2
 
@@ -137,6 +138,18 @@ def _l2_install(r, region_bytes, capacity, resident, prev, nxt, ends, fst):
 
 
 @njit(inline="always", **JIT_OPTIONS)
+def _take_head(ln, wait_head, wait_tail, link, pend):
+    """Remove and return the first copy of lane ``ln``'s list."""
+    h = wait_head[ln]
+    wait_head[ln] = link[h]
+    link[h] = -1
+    if wait_head[ln] < 0:
+        wait_tail[ln] = -1
+    pend[h] = 0
+    return h
+
+
+@njit(inline="always", **JIT_OPTIONS)
 def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
     """Advance the classes' virtual clocks from t_v to t at their current rates and record
     the bandwidth segment [t_v, t] (merged into the last one when the rates are equal);
@@ -165,10 +178,7 @@ def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes):
 
 
 @njit(**JIT_OPTIONS)
-def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out, gm, nbytes,
-               cls_hbm, cls_l2, region, region_bytes, cluster, barrier, bar_ptr, bar_members,
-               sync_ns, l2_capacity, class_cap, class_pool, pool_bw, deps_left, start, end,
-               served, seg, eps_ns, tol):
+def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     """The event loop; fills start/end/served/seg and returns the number of segments.
 
     One loop iteration: start every lane queued in ``todo`` that can start, then take the
@@ -177,6 +187,13 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     them (a transfer starts or finishes), not at every event. Written as one function so that
     arrays are never passed to helpers in the hot path (numba would reference-count them).
     """
+    lane, lane_ptr, succ_ptr, succ_idx = inp.lane, inp.lane_ptr, inp.succ_ptr, inp.succ_idx
+    issue_ns, latency_ns, max_out, gm = inp.issue_ns, inp.latency_ns, inp.max_out, inp.gm
+    nbytes, cls_hbm, cls_l2, region = inp.nbytes, inp.cls_hbm, inp.cls_l2, inp.region
+    region_bytes, cluster, barrier = inp.region_bytes, inp.cluster, inp.barrier
+    bar_ptr, bar_members, sync_ns = inp.bar_ptr, inp.bar_members, inp.sync_ns
+    l2_capacity, class_cap, class_pool = inp.l2_capacity, inp.class_cap, inp.class_pool
+    pool_bw = inp.pool_bw
     n, n_lanes, n_cls, n_reg = len(lane), len(lane_ptr) - 1, len(class_cap), len(region_bytes)
     cap = n_lanes + 1  # flows at once: one per lane
     ev_cap = n_lanes * ((np.max(max_out) if n > 0 else 1) + 1) + 1  # in flight + ISSUED
@@ -189,8 +206,13 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     streaming = np.full(n_lanes, -1, np.int64)
     wait_head, wait_tail = np.full(n_lanes, -1, np.int64), np.full(n_lanes, -1, np.int64)
     # next pointers of the lists an instruction can be in, one list at a time: its lane's
-    # copies waiting to stream, or the reads waiting for its region's L2 fill
+    # copies issued and waiting to stream (in order of entry), or the reads waiting for
+    # their region's L2 fill
     link = np.full(n, -1, np.int64)
+    # a copy's moment of entry (its latency over) and where it waits: PENDING in its lane's
+    # list, FILL_WAIT for its region's fill, 0 otherwise (streaming, done or not a copy)
+    enter_t = np.zeros(n)
+    pend = np.zeros(n, np.int8)
     ev_t, ev_k = np.zeros(ev_cap), np.zeros(ev_cap, np.int64)
     n_ev = 0
     fst = np.zeros(2)  # (unused, L2 bytes in use) for _l2_install
@@ -207,6 +229,8 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
     arrived = np.zeros(len(bar_ptr) - 1, np.int64)
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
     ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
+    fin = np.zeros(n_cls * cap, np.int64)  # transfers done at ``now``, ascending ids
+    fin_p, fin_n = 0, 0  # fin[fin_p:fin_n] are still to be completed
     most_succ = np.max(np.diff(succ_ptr)) if n > 0 else 0
     max_depth = np.max(max_out) if n > 0 else 1
     # FIFO of lanes to try: every lane, plus a retry after each copy a lane issues
@@ -292,6 +316,7 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     served[i] = SERVED_L2
                 elif r >= 0 and filler[r] >= 0:  # wait for the fill in flight, then L2
                     served[i] = SERVED_L2
+                    pend[i] = FILL_WAIT
                     link[i] = fill_wait_head[r]
                     fill_wait_head[r] = i
                     continue
@@ -299,7 +324,21 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     served[i] = SERVED_HBM
                     if r >= 0:
                         filler[r] = i
-            n_ev = _push(ev_t, ev_k, 0, n_ev, now + issue_ns[i] + latency_ns[i], 4 * i + ENTER)
+            te = now + issue_ns[i] + latency_ns[i]
+            if nbytes[i] <= tol:  # nothing to stream: done when its latency is over
+                n_ev = _push(ev_t, ev_k, 0, n_ev, te, 4 * i + COMPLETE)
+                continue
+            # in the lane's list until it streams; its entry is an event (a wake-up) only
+            # when the lane will be idle then: behind a streaming copy it just waits its turn
+            enter_t[i] = te
+            pend[i] = PENDING
+            if wait_tail[ln] >= 0:
+                link[wait_tail[ln]] = i
+            else:
+                wait_head[ln] = i
+                if streaming[ln] < 0:
+                    n_ev = _push(ev_t, ev_k, 0, n_ev, te, 4 * i + ENTER)
+            wait_tail[ln] = i
         n_todo = 0
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
             _water_fill(cnt, class_cap, class_pool, pool_bw, rate)
@@ -315,6 +354,8 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
                     t_flow = min(t_flow, now + left / rate[k])
                     t_check = min(t_check, now + (left - tol) / rate[k])
         t_event = ev_t[0] if n_ev > 0 else np.inf
+        if fin_p < fin_n:  # transfers found done are due now
+            t_event = now
         if t_event == np.inf and t_flow == np.inf:
             break
         t = t_flow if t_flow < t_event - eps_ns else t_event
@@ -322,18 +363,32 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
         if now >= t_check:  # some transfer has at most tol bytes left: it completes
             nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
             t_v = now
+            fin_n -= fin_p  # keep the ones still due, then add these, in id order
+            fin[:fin_n] = fin[fin_p:fin_p + fin_n]
+            fin_p = 0
             for k in range(n_flowing_classes):
                 while cnt[k] > 0 and ctag[k * cap] - vclock[k] <= tol:
-                    n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * cidx[k * cap] + COMPLETE)
+                    j = fin_n
+                    while j > 0 and fin[j - 1] > cidx[k * cap]:
+                        fin[j] = fin[j - 1]
+                        j -= 1
+                    fin[j] = cidx[k * cap]
+                    fin_n += 1
                     _pop(ctag, cidx, k * cap, cnt[k])
                     cnt[k] -= 1
                     dirty = True
                 if cnt[k] == 0:
                     vclock[k] = 0.0
-        if t_flow < t_event - eps_ns:
+        # the next event in (time, key) order: a done transfer's COMPLETE (due now) or the
+        # heap's top; done transfers skip the heap, where they would sort the same way
+        if fin_p < fin_n and (n_ev == 0 or ev_t[0] > now or ev_k[0] > 4 * fin[fin_p]):
+            key = 4 * fin[fin_p] + COMPLETE
+            fin_p += 1
+        elif t_flow < t_event - eps_ns:
             continue
-        key = ev_k[0]
-        n_ev = _pop(ev_t, ev_k, 0, n_ev)
+        else:
+            key = ev_k[0]
+            n_ev = _pop(ev_t, ev_k, 0, n_ev)
         i = key >> 2
         kind = key & 3
         ln = lane[i]
@@ -342,17 +397,29 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
             todo[0] = ln
             n_todo = 1
             continue
-        if kind == ENTER:  # -- the latency is over: stream now, or behind the lane's copy
-            if nbytes[i] <= tol:
-                n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * i + COMPLETE)
-            elif streaming[ln] >= 0:
-                if wait_tail[ln] >= 0:
-                    link[wait_tail[ln]] = i
+        if kind == ENTER:  # -- a copy's latency is over (or an idle lane's head's)
+            if pend[i] == FILL_WAIT:  # its region's fill landed: it joins its lane's list
+                pend[i] = 0
+                if nbytes[i] <= tol:
+                    n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * i + COMPLETE)
+                    continue
+                enter_t[i] = now
+                pend[i] = PENDING
+                prev, j = -1, wait_head[ln]  # after every copy that entered before it
+                while j >= 0 and (enter_t[j] < now or (enter_t[j] == now and j < i)):
+                    prev, j = j, link[j]
+                link[i] = j
+                if prev >= 0:
+                    link[prev] = i
                 else:
                     wait_head[ln] = i
-                wait_tail[ln] = i
-            else:
-                to_stream = i
+                if j < 0:
+                    wait_tail[ln] = i
+            if pend[i] != PENDING or streaming[ln] >= 0:
+                continue  # a stale wake-up, or it waits behind the streaming copy
+            h = wait_head[ln]  # an idle lane: its head streams if it has entered
+            if enter_t[h] < now or (enter_t[h] == now and h <= i):
+                to_stream = _take_head(ln, wait_head, wait_tail, link, pend)
             continue
         end[i] = now  # -- COMPLETE
         if gm[i] != 0 and served[i] != SERVED_MULTICAST:
@@ -385,15 +452,14 @@ def run_events(lane, lane_ptr, succ_ptr, succ_idx, issue_ns, latency_ns, max_out
             if r >= 0 and served[i] != SERVED_L2:
                 _l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
                             lru_ends, fst)
-        if streaming[ln] == i:  # the next copy of the lane streams
+        if streaming[ln] == i:  # the lane's next copy streams once it has entered
             streaming[ln] = -1
-            j = wait_head[ln]
-            if j >= 0:
-                wait_head[ln] = link[j]
-                link[j] = -1
-                if wait_head[ln] < 0:
-                    wait_tail[ln] = -1
-                to_stream = j
+            h = wait_head[ln]
+            if h >= 0:
+                if enter_t[h] < now or (enter_t[h] == now and h < i):
+                    to_stream = _take_head(ln, wait_head, wait_tail, link, pend)
+                else:
+                    n_ev = _push(ev_t, ev_k, 0, n_ev, enter_t[h], 4 * h + ENTER)
         if gm[i] == 0:
             holding[ln] = False
         in_flight[ln] -= 1

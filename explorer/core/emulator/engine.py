@@ -40,13 +40,8 @@ def run_jit(inp: EngineInput) -> Schedule:
     start, end = np.full(n, np.nan), np.full(n, np.nan)
     served = np.zeros(n, np.int8)
     seg = np.zeros((4 * int(np.count_nonzero(inp.gm != GM_NONE)) + 4, 4))
-    nseg = _jit.run_events(
-        inp.lane, inp.lane_ptr, inp.succ_ptr, inp.succ_idx, inp.issue_ns, inp.latency_ns,
-        inp.max_out, inp.gm, inp.nbytes, inp.cls_hbm, inp.cls_l2, inp.region, inp.region_bytes,
-        inp.cluster, inp.barrier, inp.bar_ptr, inp.bar_members, float(inp.sync_ns),
-        float(inp.l2_capacity),
-        inp.class_cap, inp.class_pool, inp.pool_bw, np.diff(inp.dep_ptr), start, end,
-        served, seg, EPS_NS, TOL_BYTES)
+    nseg = _jit.run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS,
+                           TOL_BYTES)
     return Schedule.from_internal(inp, start, end, served, seg[:nseg])
 
 

@@ -6,7 +6,7 @@ instruction index)" of DESIGN.md §4 becomes "(time, internal id)".
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,34 +21,35 @@ TOL_BYTES = 1e-3
 EPS_NS = 1e-6
 
 
-@dataclass(frozen=True, eq=False)
-class EngineInput:
-    """Everything the event loop needs, as contiguous numpy arrays (internal ids)."""
+class EngineInput(NamedTuple):
+    """Everything the event loop needs, as contiguous numpy arrays indexed by internal id
+    (lane order). One record, read by field name by both engines (numba takes a
+    NamedTuple of arrays as one argument). Index arrays are int32 (the instruction cap is
+    far below 2^31): half the memory traffic of int64 in the event loop."""
 
-    order: np.ndarray  # internal id -> program id
-    lane: np.ndarray  # int64 lane (core * N_PIPES + pipe) per internal id
-    lane_ptr: np.ndarray  # lane l holds internal ids lane_ptr[l] .. lane_ptr[l+1]-1
-    dep_ptr: np.ndarray
-    dep_idx: np.ndarray
-    succ_ptr: np.ndarray
-    succ_idx: np.ndarray
+    order: np.ndarray  # int64 internal id -> program id
+    lane: np.ndarray  # int32 lane (core * N_PIPES + pipe) per internal id
+    lane_ptr: np.ndarray  # int64: lane l holds internal ids lane_ptr[l] .. lane_ptr[l+1]-1
+    dep_count: np.ndarray  # int32 dependencies of each instruction
+    succ_ptr: np.ndarray  # int64 CSR of the instructions that depend on each one
+    succ_idx: np.ndarray  # int32
     issue_ns: np.ndarray  # time the pipe is held (a compute instruction's whole duration)
     latency_ns: np.ndarray  # GM copies: issue end -> bytes start to flow
-    max_out: np.ndarray  # int64 copies its pipe may hold in flight (1 for compute)
+    max_out: np.ndarray  # int32 copies its pipe may hold in flight (1 for compute)
     gm: np.ndarray  # int8: GM_NONE / GM_READ / GM_WRITE
     nbytes: np.ndarray  # float64
-    cap_hbm: np.ndarray
-    cap_l2: np.ndarray
-    cls_hbm: np.ndarray  # int64 bandwidth class when served by HBM (-1 if not GM)
-    cls_l2: np.ndarray  # int64 bandwidth class when served by L2 (-1 if not GM)
+    cap_hbm: np.ndarray  # float64 per-core cap (bytes/ns) when served by HBM
+    cap_l2: np.ndarray  # ... when served by L2
+    cls_hbm: np.ndarray  # int32 bandwidth class when served by HBM (-1 if not GM)
+    cls_l2: np.ndarray  # int32 bandwidth class when served by L2 (-1 if not GM)
     class_cap: np.ndarray  # float64 per class
-    class_pool: np.ndarray  # int64 per class
-    region: np.ndarray  # int64 GM region or -1
+    class_pool: np.ndarray  # int32 per class
+    region: np.ndarray  # int32 GM region or -1
     region_bytes: np.ndarray  # float64 per region
-    cluster: np.ndarray  # int64 multicast cluster of the instruction's core, -1 = none
-    barrier: np.ndarray  # int64 SyncAll group or -1
-    bar_ptr: np.ndarray
-    bar_members: np.ndarray
+    cluster: np.ndarray  # int32 multicast cluster of the instruction's core, -1 = none
+    barrier: np.ndarray  # int32 SyncAll group or -1
+    bar_ptr: np.ndarray  # int64
+    bar_members: np.ndarray  # int32
     pool_bw: np.ndarray  # float64 [HBM, L2] bytes/ns
     l2_capacity: float
     sync_ns: float
@@ -136,15 +137,17 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     bar_ptr = np.zeros(len(program.barrier_size) + 1, np.int64)
     np.cumsum(np.bincount(barrier[members], minlength=len(program.barrier_size)),
               out=bar_ptr[1:])
+    i32 = np.int32
     return EngineInput(
-        order=order, lane=lane, lane_ptr=lane_ptr, dep_ptr=dep_ptr, dep_idx=dep_idx,
-        succ_ptr=succ_ptr, succ_idx=succ_idx, issue_ns=costs.issue_ns[order],
-        latency_ns=costs.latency_ns[order], max_out=costs.max_outstanding[order], gm=gm,
-        nbytes=c["nbytes"][order].astype(float), cap_hbm=cap_hbm, cap_l2=cap_l2,
-        cls_hbm=cls_hbm, cls_l2=cls_l2, class_cap=class_cap, class_pool=class_pool,
-        region=c["region"][order].astype(np.int64),
+        order=order, lane=lane.astype(i32), lane_ptr=lane_ptr,
+        dep_count=np.diff(dep_ptr).astype(i32),
+        succ_ptr=succ_ptr, succ_idx=succ_idx.astype(i32), issue_ns=costs.issue_ns[order],
+        latency_ns=costs.latency_ns[order], max_out=costs.max_outstanding[order].astype(i32),
+        gm=gm, nbytes=c["nbytes"][order].astype(float), cap_hbm=cap_hbm, cap_l2=cap_l2,
+        cls_hbm=cls_hbm.astype(i32), cls_l2=cls_l2.astype(i32), class_cap=class_cap,
+        class_pool=class_pool.astype(i32), region=c["region"][order].astype(i32),
         region_bytes=program.region_bytes.astype(float),
-        cluster=core_clusters(chip)[c["core"][order]], barrier=barrier, bar_ptr=bar_ptr,
-        bar_members=members.astype(np.int64),
+        cluster=core_clusters(chip)[c["core"][order]].astype(i32), barrier=barrier.astype(i32),
+        bar_ptr=bar_ptr, bar_members=members.astype(i32),
         pool_bw=np.array([chip.hbm_bytes_per_ns, chip.l2_bytes_per_ns], float),
-        l2_capacity=float(chip.l2_bytes), sync_ns=costs.sync_ns)
+        l2_capacity=float(chip.l2_bytes), sync_ns=float(costs.sync_ns))

@@ -50,7 +50,7 @@ class ReferenceEngine:
         self.start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.served = np.zeros(n, np.int8)
-        self.deps_left = np.diff(inp.dep_ptr).astype(np.int64)
+        self.deps_left = inp.dep_count.astype(np.int64)
         self.head = inp.lane_ptr[:-1].copy()
         n_lanes = len(inp.lane_ptr) - 1
         self.holding = np.zeros(n_lanes, bool)  # a compute instruction holds the lane
