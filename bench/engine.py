@@ -1,19 +1,34 @@
 """Engine benchmark: ``python -m bench.engine``.
 
-Builds vector-add programs of about 10^4, 10^5 and 10^6 instructions on a 48-vector-core
-chip (Ascend 910B2, all 48 AIVs contending for HBM) and prints, per size, instructions
-per second of the numba event loop and of the pure-Python twin on the same lowered input
-(medians of warm runs, side by side in this process), and of the whole ``run()`` (cost
-model + lowering + event loop). Then the wall time of one full playground recompute
-(simulate + figures) for the default vector-add scenario. Never used as a test assertion.
+Builds vector-add programs of about 10^4 .. 10^7 instructions on the Ascend 910B2 (all 48
+AIVs contending for HBM) and prints, per size, measured side by side in this process:
+
+* ``run``: instructions per second of the whole ``engine.run`` (cost model, lowering, event
+  loop, schedule), median of warm runs;
+* ``loop``: the jit event loop alone, and ``reference`` its pure-Python twin (up to 10^5);
+* ``floor``: a numba loop of the same shape as any event engine of this kind, one pop and
+  one push of a binary heap of the program's lanes per instruction, over the program's own
+  lanes and durations (no costs, no dependencies, no bandwidth sharing);
+* ``floor_over_engine``: the floor's rate over ``run``'s, how far the engine is from it;
+* ``bytes/instr``: the peak memory of building the program and running it, over its
+  instructions (the process's high-water mark, reset before each size).
+
+The last line is ``engine jit_instr_per_s=... speedup_vs_reference=... floor_over_engine=...``
+at 10^6 instructions, with the largest ratio of 10^6 and 10^7. Never used as a test
+assertion: machines here are shared and noisy.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
+import numpy as np
+from numba import njit
+
 import hardware_presets as hp
 from explorer.core import Scenario, simulate
+from explorer.core.emulator._jit import _pop, _push
 from explorer.core.emulator.engine import execute, prepare, run
 from explorer.plots import (
     bandwidth_figure,
@@ -24,9 +39,11 @@ from explorer.plots import (
 )
 from kernels.vector_add import kernel as vector_add
 
-SIZES = (10_000, 100_000, 1_000_000)
+SIZES = (10_000, 100_000, 1_000_000, 10_000_000)
 REFERENCE_MAX = 100_000  # the twin is too slow beyond this
 TILE = 1024
+#: the instruction cap the largest size needs (the default follows the CLI's memory budget)
+BENCH_CAP = 12_000_000
 
 
 def program_of_size(chip, instructions: int):
@@ -44,6 +61,48 @@ def median_seconds(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+@njit(cache=True, nogil=True)
+def floor_loop(lane_ptr, duration):
+    """One heap pop and one push per instruction: each lane's instructions in order, the
+    next one starting when the last ends. Returns the instructions done and the end."""
+    n_lanes = len(lane_ptr) - 1
+    ht, hk = np.empty(n_lanes), np.empty(n_lanes, np.int64)
+    head = lane_ptr[:-1].copy()
+    size = 0
+    for ln in range(n_lanes):
+        if head[ln] < lane_ptr[ln + 1]:
+            size = _push(ht, hk, 0, size, 0.0, ln)
+    done, last = 0, 0.0
+    while size > 0:
+        t, ln = ht[0], hk[0]
+        size = _pop(ht, hk, 0, size)
+        i = head[ln]
+        head[ln] += 1
+        done += 1
+        t_end = t + duration[i]
+        last = max(last, t_end)
+        if head[ln] < lane_ptr[ln + 1]:
+            size = _push(ht, hk, 0, size, t_end, ln)
+    return done, last
+
+
+def _memory(name: str) -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith(name))
+
+
+def peak_bytes(chip, size: int) -> float:
+    """High-water mark of building and running a program, above the resident set before
+    (Linux: VmHWM, reset through /proc/self/clear_refs)."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    base = _memory("VmRSS:")
+    program = program_of_size(chip, size)
+    run(program, chip)
+    del program
+    return _memory("VmHWM:") - base
+
+
 def page_recompute_seconds() -> float:
     """simulate + every playground figure for the default scenario (warm, median of 5)."""
     scenario = Scenario.make()
@@ -59,31 +118,51 @@ def page_recompute_seconds() -> float:
     return median_seconds(once, 5)
 
 
+def rates(chip, size: int) -> dict[str, float]:
+    """Rates (instructions/s) of run, the loop, the twin and the floor on one program."""
+    program = program_of_size(chip, size)
+    n, inp = len(program), prepare(program, chip)
+    repeats = 5 if n < 500_000 else 3 if n < 5_000_000 else 1
+    floor = (inp.lane_ptr, inp.issue_ns)
+    floor_loop(*floor)
+    out = {"n": n, "floor": n / median_seconds(lambda: floor_loop(*floor), 5),
+           "loop": n / median_seconds(lambda: execute(inp), repeats),
+           "run": n / median_seconds(lambda: run(program, chip), repeats)}
+    if n <= REFERENCE_MAX:
+        out["reference"] = n / median_seconds(lambda: execute(inp, "reference"),
+                                              3 if n < 50_000 else 1)
+    return out
+
+
+def measure(chip, size: int) -> dict[str, float]:
+    """``rates`` of one size, then its memory once the rates' arrays are gone."""
+    out = rates(chip, size)
+    out["bytes"] = peak_bytes(chip, size) / out["n"]
+    return out
+
+
 def main() -> None:
+    os.environ.setdefault("EXPLORER_MAX_INSTRUCTIONS", str(BENCH_CAP))
     chip = hp.load("910B2")
     run(program_of_size(chip, 1000), chip)  # compile or load the numba cache
-    loop_rate, ref_rate, e2e_rate = {}, {}, {}
+    rows = {}
+    print(f"{os.cpu_count()} cores")
     for size in SIZES:
-        program = program_of_size(chip, size)
-        n, inp = len(program), prepare(program, chip)
-        repeats = 5 if n < 500_000 else 3
-        loop_rate[size] = n / median_seconds(lambda inp=inp: execute(inp), repeats)
-        e2e_rate[size] = n / median_seconds(lambda program=program: run(program, chip),
-                                              repeats)
-        line = (f"size={n:>9,}  jit loop {loop_rate[size]:>11,.0f} instr/s  "
-                f"run() end to end {e2e_rate[size]:>11,.0f} instr/s")
-        if size <= REFERENCE_MAX:
-            ref_s = median_seconds(lambda inp=inp: execute(inp, "reference"),
-                                   3 if n < 50_000 else 1)
-            ref_rate[size] = n / ref_s
-            line += f"  reference loop {ref_rate[size]:>8,.0f} instr/s " \
-                    f"(jit/reference {loop_rate[size] / ref_rate[size]:,.0f}x)"
-        print(line, flush=True)
+        m = rows[size] = measure(chip, size)
+        ref = m.get("reference")
+        print(f"size={m['n']:>10,}  run {m['run']:>11,.0f} instr/s  loop {m['loop']:>11,.0f}  "
+              f"floor {m['floor']:>11,.0f}  floor_over_engine={m['floor'] / m['run']:.2f}  "
+              f"{m['bytes']:5.0f} bytes/instr"
+              + (f"  reference {ref:,.0f} (loop/reference {m['loop'] / ref:,.0f}x)" if ref
+                 else ""), flush=True)
     print(f"page recompute (simulate + 5 figures, default vector add): "
           f"{page_recompute_seconds() * 1e3:.0f} ms warm (median of 5)")
-    big, ref_size = SIZES[-1], max(ref_rate)
-    print(f"engine jit_instr_per_s={loop_rate[big]:.0f} "
-          f"speedup_vs_reference={loop_rate[big] / ref_rate[ref_size]:.1f}")
+    big, ref = rows[1_000_000], rows[REFERENCE_MAX]["reference"]
+    r_max = max(rows[s]["floor"] / rows[s]["run"] for s in (1_000_000, 10_000_000))
+    g6, g7 = rows[1_000_000]["run"], rows[10_000_000]["run"]
+    print(f"rate at 10^7 / rate at 10^6: {g7 / g6:.2f}")
+    print(f"engine jit_instr_per_s={big['run']:.0f} speedup_vs_reference={big['loop'] / ref:.1f} "
+          f"floor_over_engine={r_max:.2f}")
 
 
 if __name__ == "__main__":
