@@ -28,7 +28,7 @@ from numba import njit
 
 import hardware_presets as hp
 from explorer.core import Scenario, simulate
-from explorer.core.emulator._jit import _pop, _push
+from explorer.core.emulator._jit.parts import heap_pop, heap_push
 from explorer.core.emulator.engine import execute, prepare, run
 from explorer.plots import (
     bandwidth_figure,
@@ -71,18 +71,18 @@ def floor_loop(lane_ptr, duration):
     size = 0
     for ln in range(n_lanes):
         if head[ln] < lane_ptr[ln + 1]:
-            size = _push(ht, hk, 0, size, 0.0, ln)
+            size = heap_push(ht, hk, 0, size, 0.0, ln)
     done, last = 0, 0.0
     while size > 0:
         t, ln = ht[0], hk[0]
-        size = _pop(ht, hk, 0, size)
+        size = heap_pop(ht, hk, 0, size)
         i = head[ln]
         head[ln] += 1
         done += 1
         t_end = t + duration[i]
         last = max(last, t_end)
         if head[ln] < lane_ptr[ln + 1]:
-            size = _push(ht, hk, 0, size, t_end, ln)
+            size = heap_push(ht, hk, 0, size, t_end, ln)
     return done, last
 
 

@@ -77,13 +77,15 @@ def dtype_code(name: str) -> int:
 
 
 # column name -> (dtype, default used when a call does not give it)
+#: as narrow as their values allow (a 10^7-instruction program is about 60 bytes an
+#: instruction); ``_add`` refuses a value that does not fit rather than wrapping it
 COLUMNS: dict[str, tuple[type, object]] = {
-    "core": (np.int32, None), "pipe": (np.int8, None), "op": (np.int32, None),
+    "core": (np.int16, None), "pipe": (np.int8, None), "op": (np.int16, None),
     "seq": (np.int64, None), "kind": (np.int8, None), "task": (np.int32, -1),
     "region": (np.int32, -1), "src": (np.int8, -1), "dst": (np.int8, -1),
-    "nbytes": (np.int64, 0), "m": (np.int64, 0), "n": (np.int64, 0), "k": (np.int64, 0),
-    "elems": (np.int64, 0), "dtype": (np.int8, -1), "vclass": (np.int8, -1),
-    "cycles": (np.float64, 0.0), "barrier": (np.int32, -1),
+    "nbytes": (np.int64, 0), "m": (np.int32, 0), "n": (np.int32, 0), "k": (np.int32, 0),
+    "elems": (np.int32, 0), "dtype": (np.int8, -1), "vclass": (np.int8, -1),
+    "cycles": (np.float32, 0.0), "barrier": (np.int32, -1),
 }
 
 
@@ -94,7 +96,7 @@ class Program:
     name: str
     cols: dict[str, np.ndarray]
     dep_ptr: np.ndarray  # int64, n + 1: deps of instruction i are dep_idx[dep_ptr[i]:dep_ptr[i+1]]
-    dep_idx: np.ndarray  # int64
+    dep_idx: np.ndarray  # int32
     region_bytes: np.ndarray  # int64, one entry per GM region
     op_names: tuple[str, ...]
     barrier_size: np.ndarray  # int32, participants per SyncAll group
@@ -188,7 +190,7 @@ class ProgramBuilder:
             value = fields.get(name, default)
             if value is None:
                 raise TypeError(f"instruction column {name!r} is required")
-            chunk[name] = np.broadcast_to(np.asarray(value, dtype=dtype), (size,))
+            chunk[name] = np.broadcast_to(_narrow(name, value, dtype), (size,))
         self._chunks.append(chunk)
         ids = np.arange(self._count, self._count + size, dtype=np.int64)
         self._count += size
@@ -196,6 +198,9 @@ class ProgramBuilder:
 
     def op(self, label: str) -> int:
         """Intern an op label such as "CopyIn x" (kept once, referenced by index)."""
+        if label not in self._ops and len(self._ops) > np.iinfo(np.int16).max:
+            raise InputError("op labels", len(self._ops) + 1,
+                             f"at most {np.iinfo(np.int16).max + 1} distinct per program")
         return self._ops.setdefault(label, len(self._ops))
 
     def transfer(self, core, pipe: Pipe, label: str, src: Level, dst: Level, nbytes, seq,
@@ -262,6 +267,20 @@ class ProgramBuilder:
                        tuple(self._launches))
 
 
+def _narrow(name: str, value, dtype) -> np.ndarray:
+    """``value`` as the column's dtype, refused when an integer would not fit."""
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iu" and arr.size and np.dtype(dtype).kind == "i" \
+            and np.dtype(dtype).itemsize < arr.dtype.itemsize:
+        limits = np.iinfo(dtype)
+        low, high = int(arr.min()), int(arr.max())
+        if low < limits.min or high > limits.max:
+            raise InputError(f"instruction {name}", high if high > limits.max else low,
+                             f"{limits.min} to {limits.max}",
+                             "use larger tiles or a smaller problem")
+    return np.asarray(arr, dtype=dtype)
+
+
 def _concat(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
@@ -313,4 +332,4 @@ def _csr(after: np.ndarray, before: np.ndarray, n: int) -> tuple[np.ndarray, np.
     counts = np.bincount(keys // max(n, 1), minlength=n)
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])
-    return ptr, (keys % max(n, 1)).astype(np.int64)
+    return ptr, (keys % max(n, 1)).astype(np.int32)

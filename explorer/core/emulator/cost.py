@@ -24,117 +24,111 @@ POOL_HBM, POOL_L2 = 0, 1
 
 @dataclass(frozen=True, eq=False)
 class Costs:
-    """Per-instruction timing inputs for the engine (indexed by program instruction id)."""
+    """Per-instruction timing inputs for the engine (indexed like the columns given)."""
 
     issue_ns: np.ndarray  # time the pipe is held: the whole duration, or a copy's issue cost
     latency_ns: np.ndarray  # GM copies: from the end of the issue until the bytes flow
-    max_outstanding: np.ndarray  # int64: copies its pipe may hold in flight (1: one at a time)
-    gm: np.ndarray  # GM_NONE / GM_READ / GM_WRITE
+    max_outstanding: np.ndarray  # int32: copies its pipe may hold in flight (1: one at a time)
+    gm: np.ndarray  # int8: GM_NONE / GM_READ / GM_WRITE
     cap_hbm: np.ndarray  # bytes/ns cap of this core's path when served by HBM
-    cap_l2: np.ndarray  # bytes/ns cap when served by L2 (reads)
+    cap_l2: np.ndarray  # bytes/ns cap when served by L2
     sync_ns: float  # SyncAll cost after the last core arrives
-
-
-def _cycles_to_ns(cycles: np.ndarray, clock_mhz: np.ndarray) -> np.ndarray:
-    return cycles * 1000.0 / clock_mhz
 
 
 def compute_costs(program: Program, chip: Chip) -> Costs:
     """Durations, GM classification and path caps for every instruction of ``program``."""
-    c = program.cols
+    return costs_of(program.cols, chip)
+
+
+def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
+    """``compute_costs`` on instruction columns. Each kind of instruction is costed on its
+    own rows only (one pass over the kinds, then the formulas on each subset), so a large
+    program costs a few passes over its columns, not one per formula."""
+    n, kind = len(c["core"]), c["kind"]
     n_cores = len(chip.core_kinds())
-    if len(c["core"]) and (c["core"].min() < 0 or c["core"].max() >= n_cores):
-        bad = int(c["core"].max())
-        raise InputError("core", bad, f"0..{n_cores - 1} (cores of {chip.display_name})")
+    if n and (c["core"].min() < 0 or c["core"].max() >= n_cores):
+        raise InputError("core", int(c["core"].max()),
+                         f"0..{n_cores - 1} (cores of {chip.display_name})")
+    cycles, latency = np.zeros(n), np.zeros(n)
+    max_out, gm = np.ones(n, np.int32), np.zeros(n, np.int8)
+    cap_hbm, cap_l2 = np.zeros(n), np.zeros(n)
+    mmad = np.flatnonzero(kind == Kind.MMAD)
+    cycles[mmad] = _mmad_cycles(c, mmad, chip)
+    vec = np.flatnonzero(kind == Kind.VECTOR)
+    width = np.array([DTYPE_BYTES[d] for d in DTYPES])[np.maximum(c["dtype"][vec], 0)]
+    cycles[vec] = vector_cycles(chip, c["elems"][vec], width, c["vclass"][vec])
+    scalar = np.flatnonzero(kind == Kind.SCALAR)
+    cycles[scalar] = c["cycles"][scalar]
+    moves = np.flatnonzero(kind == Kind.TRANSFER)
+    gm[moves] = _gm_kind(c, moves)
+    _onchip_cycles(c, moves[gm[moves] == GM_NONE], chip, cycles)
+    for prefix, rows in _dma_paths(c, moves, gm[moves]).items():
+        _dma_path(c, rows, chip, prefix, (cycles, latency, max_out, cap_hbm, cap_l2))
     clock = np.asarray(chip.core_clocks_MHz(), dtype=float)[c["core"]]
-    cycles = np.zeros(len(c["core"]))
-    cycles += _mmad_cycles(c, chip)
-    cycles += _vector_cycles(c, chip)
-    cycles += np.where(c["kind"] == Kind.SCALAR, c["cycles"], 0.0)
-    gm, caps, paths = _transfer_cycles(c, chip, cycles)
-    latency, max_out = _dma_queues(c, chip, paths, cycles)
     per_ns = clock / 1000.0  # cycles per ns
-    return Costs(_cycles_to_ns(cycles, clock), _cycles_to_ns(latency, clock), max_out, gm,
-                 caps[0] * per_ns, caps[1] * per_ns,
-                 chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
+    return Costs(cycles * 1000.0 / clock, latency * 1000.0 / clock, max_out, gm,
+                 cap_hbm * per_ns, cap_l2 * per_ns, chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
 
 
-def _mmad_cycles(c: dict, chip: Chip) -> np.ndarray:
+def _mmad_cycles(c: dict, rows: np.ndarray, chip: Chip) -> np.ndarray:
     """Cube issue model (kernels.common.cycles.mmad_cycles) for the MMAD instructions."""
-    is_mmad = c["kind"] == Kind.MMAD
-    if not is_mmad.any():
-        return 0.0
     k0 = np.array([getattr(chip, f"cube_k0_{d}", 0) if d in chip.cube_precisions else 0
-                   for d in DTYPES], dtype=np.int64)[np.maximum(c["dtype"], 0)]
-    lacking = is_mmad & (k0 == 0)
-    if lacking.any():
-        name = DTYPES[int(c["dtype"][np.argmax(lacking)])]
+                   for d in DTYPES], dtype=np.int64)[np.maximum(c["dtype"][rows], 0)]
+    if (k0 == 0).any():
+        name = DTYPES[int(c["dtype"][rows][np.argmax(k0 == 0)])]
         raise InputError("precision", name, f"one of {chip.cube_precisions} on the "
                          f"{chip.display_name} cube")
-    return np.where(is_mmad, mmad_cycles(chip, c["m"], c["n"], c["k"], np.maximum(k0, 1)), 0.0)
+    return mmad_cycles(chip, c["m"][rows], c["n"][rows], c["k"][rows], k0)
 
 
-def _vector_cycles(c: dict, chip: Chip) -> np.ndarray:
-    """Vector instructions (kernels.common.cycles.vector_cycles): fixed issue cost + 256-byte
-    repeats (simple ops), a fixed element rate for transcendental ops (perf-tables), or
-    several cycles per repeat for sorts (msKPP estimate)."""
-    is_vec = c["kind"] == Kind.VECTOR
-    if not is_vec.any():
-        return 0.0
-    width = np.array([DTYPE_BYTES[d] for d in DTYPES])[np.maximum(c["dtype"], 0)]
-    return np.where(is_vec, vector_cycles(chip, c["elems"], width, c["vclass"]), 0.0)
+def _gm_kind(c: dict, moves: np.ndarray) -> np.ndarray:
+    """GM_READ (from GM), GM_WRITE (to GM) or GM_NONE (on chip) of each move."""
+    src, dst = c["src"][moves], c["dst"][moves]
+    return np.where(src == Level.GM, GM_READ,
+                    np.where(dst == Level.GM, GM_WRITE, GM_NONE)).astype(np.int8)
 
 
-def _dma_paths(c: dict, gm: np.ndarray) -> dict[str, np.ndarray]:
-    """Which GM copies take which DMA path (field prefix of DMA_PATHS)."""
-    fix = (gm == GM_WRITE) & (c["pipe"] == Pipe.FIX)
-    return dict(zip(DMA_PATHS, (gm == GM_READ, (gm == GM_WRITE) & ~fix, fix)))
+def _dma_paths(c: dict, moves: np.ndarray, gm: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of the GM copies of each DMA path (field prefix of DMA_PATHS)."""
+    fix = (gm == GM_WRITE) & (c["pipe"][moves] == Pipe.FIX)
+    return dict(zip(DMA_PATHS, (moves[gm == GM_READ], moves[(gm == GM_WRITE) & ~fix],
+                                moves[fix])))
 
 
-def _dma_queues(c: dict, chip: Chip, paths: dict, cycles: np.ndarray):
-    """Issue cycles of GM copies (added in place), their latency and the queue depth."""
-    latency = np.zeros(len(cycles))
-    max_out = np.ones(len(cycles), np.int64)
-    bursts = np.ceil(c["nbytes"].astype(float) / chip.dma_burst_bytes)
-    for prefix, sel in paths.items():
-        if not sel.any():
-            continue
-        cycles[sel] += getattr(chip, f"{prefix}_issue_cycles") + \
-            bursts[sel] * getattr(chip, f"{prefix}_burst_cycles")
-        latency[sel] = getattr(chip, f"{prefix}_latency_cycles")
-        max_out[sel] = getattr(chip, f"{prefix}_max_outstanding")
-    return latency, max_out
-
-
-def _transfer_cycles(c: dict, chip: Chip, cycles: np.ndarray):
-    """Fixed cycles of on-chip moves (in place); GM kind, per-core caps (B/cycle) and the
-    DMA path of every GM copy."""
-    is_tr = c["kind"] == Kind.TRANSFER
-    src, dst, nbytes = c["src"], c["dst"], c["nbytes"].astype(float)
-    gm = np.where(is_tr & (src == Level.GM), GM_READ,
-                  np.where(is_tr & (dst == Level.GM), GM_WRITE, GM_NONE)).astype(np.int8)
-    cap_hbm = np.zeros(len(src))
-    cap_l2 = np.zeros(len(src))
-    paths = _dma_paths(c, gm)
-    reads, fix_write, other_write = paths["gm_read"], paths["fixpipe_gm"], paths["gm_write"]
-    cap_hbm[reads] = chip.gm_read_hbm_bytes_per_cycle
-    cap_l2[reads] = np.where(dst[reads] == Level.L1, chip.gm_read_l1_bytes_per_cycle,
-                             chip.gm_read_l2_bytes_per_cycle)
-    if fix_write.any() and not chip.has_fixpipe:
+def _dma_path(c: dict, rows: np.ndarray, chip: Chip, prefix: str, out: tuple) -> None:
+    """One DMA path's copies: issue cycles (fixed + per burst), latency, queue depth and
+    per-core caps (B/cycle) when served by HBM and by L2."""
+    if not len(rows):
+        return
+    cycles, latency, max_out, cap_hbm, cap_l2 = out
+    if prefix == "fixpipe_gm" and not chip.has_fixpipe:
         raise InputError("pipe", "FIX", f"no fixpipe on {chip.display_name} (coupled)")
-    cap_hbm[fix_write] = cap_l2[fix_write] = chip.fixpipe_gm_bytes_per_cycle
-    cap_hbm[other_write] = cap_l2[other_write] = chip.gm_write_bytes_per_cycle
-    onchip = is_tr & (gm == GM_NONE)
+    bursts = np.ceil(c["nbytes"][rows] / chip.dma_burst_bytes)
+    cycles[rows] += getattr(chip, f"{prefix}_issue_cycles") + \
+        bursts * getattr(chip, f"{prefix}_burst_cycles")
+    latency[rows] = getattr(chip, f"{prefix}_latency_cycles")
+    max_out[rows] = getattr(chip, f"{prefix}_max_outstanding")
+    if prefix == "gm_read":
+        cap_hbm[rows] = chip.gm_read_hbm_bytes_per_cycle
+        cap_l2[rows] = np.where(c["dst"][rows] == Level.L1, chip.gm_read_l1_bytes_per_cycle,
+                                chip.gm_read_l2_bytes_per_cycle)
+    else:
+        cap_hbm[rows] = cap_l2[rows] = getattr(chip, f"{prefix}_bytes_per_cycle")
+
+
+def _onchip_cycles(c: dict, rows: np.ndarray, chip: Chip, cycles: np.ndarray) -> None:
+    """Fixed cycles of on-chip moves (in place), refusing a path the chip lacks."""
+    src, dst = c["src"][rows], c["dst"][rows]
+    left = np.ones(len(rows), bool)
     for (s, d), (rate, _) in ONCHIP_PATHS.items():
-        sel = onchip & (src == s) & (dst == d)
+        sel = left & (src == s) & (dst == d)
         if sel.any() and getattr(chip, rate) <= 0:
             raise InputError("transfer path", f"{s.name}->{d.name}",
                              f"a path {chip.display_name} has ({rate} is 0)")
-        cycles[sel] += onchip_cycles(chip, s, d, nbytes[sel])
-        onchip &= ~sel
-    if onchip.any():
-        i = int(np.argmax(onchip))
+        cycles[rows[sel]] += onchip_cycles(chip, s, d, c["nbytes"][rows[sel]])
+        left &= ~sel
+    if left.any():
+        i = int(np.argmax(left))
         path = f"{Level(int(src[i])).name}->{Level(int(dst[i])).name}"
         raise InputError("transfer path", path, "a path the chip has: GM<->L1/UB/L0, "
                          + ", ".join(f"{s.name}->{d.name}" for s, d in ONCHIP_PATHS))
-    return gm, (cap_hbm, cap_l2), paths

@@ -12,7 +12,7 @@ from hardware_presets.errors import InputError
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.program import Program
 
-from . import _jit
+from ._jit.events import run_events
 from .cost import GM_NONE, compute_costs
 from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
 from .reference import run_reference
@@ -40,7 +40,7 @@ def run_jit(inp: EngineInput) -> Schedule:
     start, end = np.full(n, np.nan), np.full(n, np.nan)
     served = np.zeros(n, np.int8)
     seg = np.zeros((4 * int(np.count_nonzero(inp.gm != GM_NONE)) + 4, 4))
-    nseg = _jit.run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS,
+    nseg = run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS,
                            TOL_BYTES)
     return Schedule.from_internal(inp, start, end, served, seg[:nseg])
 

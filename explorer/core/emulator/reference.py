@@ -24,10 +24,8 @@ from collections import OrderedDict, defaultdict, deque
 import numpy as np
 
 from .cost import GM_WRITE, POOL_HBM, POOL_L2
-from .lowering import EPS_NS, TOL_BYTES, EngineInput
+from .lowering import COMPLETE, ENTER, EPS_NS, ISSUED, TOL_BYTES, EngineInput
 from .schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST, Schedule
-
-COMPLETE, ENTER, ISSUED = 0, 1, 2
 
 
 def max_min_rates(caps: list[float], bandwidth: float) -> list[float]:
@@ -233,7 +231,7 @@ class ReferenceEngine:
 
     def stream(self, i: int) -> None:
         l2 = self.served[i] == SERVED_L2
-        cap = self.inp.cap_l2[i] if l2 else self.inp.cap_hbm[i]
+        cap = self.inp.class_cap[self.inp.cls_l2[i] if l2 else self.inp.cls_hbm[i]]
         self.streaming[self.inp.lane[i]] = i
         self.flows[i] = [POOL_L2 if l2 else POOL_HBM, cap, self.inp.nbytes[i]]
 

@@ -9,132 +9,25 @@ Differences from the twin are only in bookkeeping, never in the rules:
 * L2 residency is an intrusive doubly-linked LRU list over region ids;
 * in-flight multicast leaders and their joiners, and each lane's copies waiting to stream,
   are intrusive singly-linked lists.
+* a copy waits in its lane's list from its issue until it streams; its entry (the end of
+  its latency) is an event only when its lane would be idle then, and the transfers found
+  done at one moment complete from a sorted buffer merged with the heap in (time, key)
+  order: fewer heap operations, the same order of events.
 All state lives in flat arrays created once, and helpers are inlined, so the hot loop does
-no allocation and no reference counting. This is the only module that imports numba.
+no allocation and no reference counting.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from .config import JIT_OPTIONS
+from ..config import JIT_OPTIONS
+from ..cost import GM_WRITE
+from ..lowering import COMPLETE, ENTER, ISSUED
+from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
+from .parts import heap_pop, heap_push, l2_install, lru_append, lru_unlink, water_fill
 
-COMPLETE, ENTER, ISSUED = 0, 1, 2
 PENDING, FILL_WAIT = 1, 3  # where a copy waits to stream
-SERVED_HBM, SERVED_L2, SERVED_MULTICAST = 1, 2, 3
-GM_READ, GM_WRITE = 1, 2
-
-
-@njit(**JIT_OPTIONS)
-def _less(ta, ka, tb, kb):
-    return ta < tb or (ta == tb and ka < kb)
-
-
-@njit(**JIT_OPTIONS)
-def _push(ht, hk, base, size, t, k):
-    """Push (t, k) on the binary min-heap ht/hk[base:base+size]; returns the new size.
-    Parents move down into the hole and the new entry is written once."""
-    i = size
-    while i > 0:
-        p = (i - 1) >> 1
-        if not _less(t, k, ht[base + p], hk[base + p]):
-            break
-        ht[base + i] = ht[base + p]
-        hk[base + i] = hk[base + p]
-        i = p
-    ht[base + i] = t
-    hk[base + i] = k
-    return size + 1
-
-
-@njit(**JIT_OPTIONS)
-def _pop(ht, hk, base, size):
-    """Drop the minimum (read ht/hk[base] first); returns the new size. The last entry
-    sinks from the root through a hole, written once where it stops."""
-    size -= 1
-    t, k = ht[base + size], hk[base + size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and _less(ht[base + c + 1], hk[base + c + 1], ht[base + c],
-                                  hk[base + c]):
-            c += 1
-        if not _less(ht[base + c], hk[base + c], t, k):
-            break
-        ht[base + i] = ht[base + c]
-        hk[base + i] = hk[base + c]
-        i = c
-    ht[base + i] = t
-    hk[base + i] = k
-    return size
-
-
-@njit(**JIT_OPTIONS)
-def _water_fill(cnt, class_cap, class_pool, pool_bw, rate):
-    """Max-min fair rate per class; classes are sorted by (pool, cap) ascending."""
-    for pool in range(2):
-        left = pool_bw[pool]
-        remaining = 0
-        for k in range(len(cnt)):
-            if class_pool[k] == pool:
-                remaining += cnt[k]
-        for k in range(len(cnt)):
-            if class_pool[k] != pool:
-                continue
-            if cnt[k] == 0:
-                rate[k] = 0.0
-                continue
-            r = min(class_cap[k], left / remaining)
-            rate[k] = r
-            left -= r * cnt[k]
-            remaining -= cnt[k]
-
-
-@njit(**JIT_OPTIONS)
-def _lru_unlink(r, prev, nxt, ends):
-    if prev[r] >= 0:
-        nxt[prev[r]] = nxt[r]
-    else:
-        ends[0] = nxt[r]
-    if nxt[r] >= 0:
-        prev[nxt[r]] = prev[r]
-    else:
-        ends[1] = prev[r]
-    prev[r] = -1
-    nxt[r] = -1
-
-
-@njit(**JIT_OPTIONS)
-def _lru_append(r, prev, nxt, ends):
-    prev[r] = ends[1]
-    nxt[r] = -1
-    if ends[1] >= 0:
-        nxt[ends[1]] = r
-    else:
-        ends[0] = r
-    ends[1] = r
-
-
-@njit(**JIT_OPTIONS)
-def _l2_install(r, region_bytes, capacity, resident, prev, nxt, ends, fst):
-    """Make region r most recently used, evicting the oldest until it fits (fst[1]: used)."""
-    if resident[r]:
-        _lru_unlink(r, prev, nxt, ends)
-        _lru_append(r, prev, nxt, ends)
-        return
-    size = region_bytes[r]
-    if size > capacity:
-        return
-    while fst[1] + size > capacity:
-        old = ends[0]
-        _lru_unlink(old, prev, nxt, ends)
-        resident[old] = False
-        fst[1] -= region_bytes[old]
-    resident[r] = True
-    fst[1] += size
-    _lru_append(r, prev, nxt, ends)
 
 
 @njit(inline="always", **JIT_OPTIONS)
@@ -173,7 +66,7 @@ def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
 @njit(**JIT_OPTIONS)
 def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes):
     """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes)."""
-    _push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], i)
+    heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], i)
     cnt[k] += 1
 
 
@@ -208,23 +101,23 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     # next pointers of the lists an instruction can be in, one list at a time: its lane's
     # copies issued and waiting to stream (in order of entry), or the reads waiting for
     # their region's L2 fill
-    link = np.full(n, -1, np.int64)
+    link = np.full(n, -1, np.int32)
     # a copy's moment of entry (its latency over) and where it waits: PENDING in its lane's
     # list, FILL_WAIT for its region's fill, 0 otherwise (streaming, done or not a copy)
     enter_t = np.zeros(n)
     pend = np.zeros(n, np.int8)
     ev_t, ev_k = np.zeros(ev_cap), np.zeros(ev_cap, np.int64)
     n_ev = 0
-    fst = np.zeros(2)  # (unused, L2 bytes in use) for _l2_install
+    fst = np.zeros(2)  # (unused, L2 bytes in use) for l2_install
     now = 0.0
     clustered = n > 0 and np.max(cluster) >= 0  # multicast lists only when clustered
     n_mc, n_rmc = (n, n_reg) if clustered else (0, 0)
-    join_head, join_next = np.full(n_mc, -1, np.int64), np.full(n_mc, -1, np.int64)
-    inflight_head, inflight_next = np.full(n_rmc, -1, np.int64), np.full(n_mc, -1, np.int64)
-    filler = np.full(n_reg, -1, np.int64)  # the HBM read filling each region into L2
-    fill_wait_head = np.full(n_reg, -1, np.int64)  # reads waiting for each region's fill
+    join_head, join_next = np.full(n_mc, -1, np.int32), np.full(n_mc, -1, np.int32)
+    inflight_head, inflight_next = np.full(n_rmc, -1, np.int32), np.full(n_mc, -1, np.int32)
+    filler = np.full(n_reg, -1, np.int32)  # the HBM read filling each region into L2
+    fill_wait_head = np.full(n_reg, -1, np.int32)  # reads waiting for each region's fill
     resident = np.zeros(n_reg, np.bool_)
-    lru_prev, lru_next = np.full(n_reg, -1, np.int64), np.full(n_reg, -1, np.int64)
+    lru_prev, lru_next = np.full(n_reg, -1, np.int32), np.full(n_reg, -1, np.int32)
     lru_ends = np.full(2, -1, np.int64)
     arrived = np.zeros(len(bar_ptr) - 1, np.int64)
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
@@ -265,8 +158,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             if now < slot_free[ln]:  # ready, but the last copy is still issuing: wake up
                 if not wake_queued[ln]:
                     wake_queued[ln] = True
-                    n_ev = _push(ev_t, ev_k, 0, n_ev, slot_free[ln],
-                                 4 * slot_owner[ln] + ISSUED)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, slot_free[ln],
+                                     4 * slot_owner[ln] + ISSUED)
                 continue
             head[ln] += 1
             in_flight[ln] += 1
@@ -278,10 +171,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 arrived[g] += 1
                 if arrived[g] == bar_ptr[g + 1] - bar_ptr[g]:
                     for m in range(bar_ptr[g], bar_ptr[g + 1]):
-                        n_ev = _push(ev_t, ev_k, 0, n_ev, now + sync_ns, 4 * bar_members[m])
+                        n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + sync_ns, 4 * bar_members[m])
                 continue
             if gm[i] == 0:
-                n_ev = _push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * i + COMPLETE)
+                n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * i + COMPLETE)
                 continue
             slot_free[ln] = now + issue_ns[i]
             slot_owner[ln] = i
@@ -292,8 +185,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             if gm[i] == GM_WRITE:  # write-back L2: a resident region takes the write
                 r = region[i]
                 if r >= 0 and resident[r]:
-                    _lru_unlink(r, lru_prev, lru_next, lru_ends)
-                    _lru_append(r, lru_prev, lru_next, lru_ends)
+                    lru_unlink(r, lru_prev, lru_next, lru_ends)
+                    lru_append(r, lru_prev, lru_next, lru_ends)
                     served[i] = SERVED_L2
                 else:
                     served[i] = SERVED_HBM
@@ -311,8 +204,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     inflight_next[i] = inflight_head[r]
                     inflight_head[r] = i
                 if r >= 0 and resident[r]:
-                    _lru_unlink(r, lru_prev, lru_next, lru_ends)
-                    _lru_append(r, lru_prev, lru_next, lru_ends)
+                    lru_unlink(r, lru_prev, lru_next, lru_ends)
+                    lru_append(r, lru_prev, lru_next, lru_ends)
                     served[i] = SERVED_L2
                 elif r >= 0 and filler[r] >= 0:  # wait for the fill in flight, then L2
                     served[i] = SERVED_L2
@@ -326,7 +219,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         filler[r] = i
             te = now + issue_ns[i] + latency_ns[i]
             if nbytes[i] <= tol:  # nothing to stream: done when its latency is over
-                n_ev = _push(ev_t, ev_k, 0, n_ev, te, 4 * i + COMPLETE)
+                n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, 4 * i + COMPLETE)
                 continue
             # in the lane's list until it streams; its entry is an event (a wake-up) only
             # when the lane will be idle then: behind a streaming copy it just waits its turn
@@ -337,11 +230,11 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             else:
                 wait_head[ln] = i
                 if streaming[ln] < 0:
-                    n_ev = _push(ev_t, ev_k, 0, n_ev, te, 4 * i + ENTER)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, 4 * i + ENTER)
             wait_tail[ln] = i
         n_todo = 0
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
-            _water_fill(cnt, class_cap, class_pool, pool_bw, rate)
+            water_fill(cnt, class_cap, class_pool, pool_bw, rate)
             dirty = False
             hbm, l2, t_flow, t_check = 0.0, 0.0, np.inf, np.inf
             for k in range(n_flowing_classes):  # rates are now fixed until the next change,
@@ -374,7 +267,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         j -= 1
                     fin[j] = cidx[k * cap]
                     fin_n += 1
-                    _pop(ctag, cidx, k * cap, cnt[k])
+                    heap_pop(ctag, cidx, k * cap, cnt[k])
                     cnt[k] -= 1
                     dirty = True
                 if cnt[k] == 0:
@@ -388,7 +281,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             continue
         else:
             key = ev_k[0]
-            n_ev = _pop(ev_t, ev_k, 0, n_ev)
+            n_ev = heap_pop(ev_t, ev_k, 0, n_ev)
         i = key >> 2
         kind = key & 3
         ln = lane[i]
@@ -401,7 +294,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             if pend[i] == FILL_WAIT:  # its region's fill landed: it joins its lane's list
                 pend[i] = 0
                 if nbytes[i] <= tol:
-                    n_ev = _push(ev_t, ev_k, 0, n_ev, now, 4 * i + COMPLETE)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, now, 4 * i + COMPLETE)
                     continue
                 enter_t[i] = now
                 pend[i] = PENDING
@@ -434,23 +327,23 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     inflight_next[prev] = inflight_next[i]
                 j = join_head[i]
                 while j >= 0:  # joiners end with the leader, not before their own latency
-                    n_ev = _push(ev_t, ev_k, 0, n_ev,
-                                 max(now, start[j] + issue_ns[j] + latency_ns[j]),
-                                 4 * j + COMPLETE)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev,
+                                     max(now, start[j] + issue_ns[j] + latency_ns[j]),
+                                     4 * j + COMPLETE)
                     j = join_next[j]
             if r >= 0 and filler[r] == i:  # reads waiting for this fill stream from L2
                 filler[r] = -1
                 j = fill_wait_head[r]
                 fill_wait_head[r] = -1
                 while j >= 0:
-                    n_ev = _push(ev_t, ev_k, 0, n_ev,
-                                 max(now, start[j] + issue_ns[j] + latency_ns[j]),
-                                 4 * j + ENTER)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev,
+                                     max(now, start[j] + issue_ns[j] + latency_ns[j]),
+                                     4 * j + ENTER)
                     nxt = link[j]
                     link[j] = -1
                     j = nxt
             if r >= 0 and served[i] != SERVED_L2:
-                _l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
+                l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
                             lru_ends, fst)
         if streaming[ln] == i:  # the lane's next copy streams once it has entered
             streaming[ln] = -1
@@ -459,7 +352,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 if enter_t[h] < now or (enter_t[h] == now and h < i):
                     to_stream = _take_head(ln, wait_head, wait_tail, link, pend)
                 else:
-                    n_ev = _push(ev_t, ev_k, 0, n_ev, enter_t[h], 4 * h + ENTER)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, enter_t[h], 4 * h + ENTER)
         if gm[i] == 0:
             holding[ln] = False
         in_flight[ln] -= 1
