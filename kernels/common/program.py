@@ -253,15 +253,26 @@ class ProgramBuilder:
         self._dep_before.append(before[keep].ravel())
 
     def build(self) -> Program:
-        """Freeze into a Program: concatenate columns, add SyncAll edges, make the CSR."""
-        cols = {name: (np.concatenate([c[name] for c in self._chunks]) if self._chunks
-                       else np.zeros(0, dtype)) for name, (dtype, _) in COLUMNS.items()}
-        after = _concat(self._dep_after)
-        before = _concat(self._dep_before)
+        """Freeze into a Program: concatenate columns, add SyncAll edges, make the CSR. The
+        builder is spent: its pieces are released as they are joined, so a large program is
+        never held twice."""
+        cols = {}
+        for name, (dtype, _) in COLUMNS.items():
+            parts = [chunk.pop(name) for chunk in self._chunks]
+            cols[name] = np.concatenate(parts) if parts else np.zeros(0, dtype)
+            del parts
+        self._chunks = []
+        n = len(cols["core"])
         extra_after, extra_before = _barrier_edges(cols)
-        after = np.concatenate([after, extra_after])
-        before = np.concatenate([before, extra_before])
-        dep_ptr, dep_idx = _csr(after, before, len(cols["core"]))
+        after = np.concatenate([_concat(self._dep_after), extra_after])
+        self._dep_after = []
+        before = np.concatenate([_concat(self._dep_before), extra_before])
+        self._dep_before = []
+        if len(after) and (after.max() >= n or before.max() >= n):
+            raise ValueError("dependency on an instruction that does not exist")
+        keys = after * max(n, 1) + before  # grouped by after, then before, once sorted
+        del after, before
+        dep_ptr, dep_idx = _csr(keys, n)
         return Program(self.name, cols, dep_ptr, dep_idx, _concat(self._regions),
                        tuple(self._ops), np.asarray(self._barrier_size, dtype=np.int32),
                        tuple(self._launches))
@@ -323,11 +334,10 @@ def _barrier_edges(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]
     return np.asarray(after, np.int64), np.asarray(before, np.int64)
 
 
-def _csr(after: np.ndarray, before: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Dependencies grouped per instruction, sorted and without duplicates."""
-    if len(after) and (after.max() >= n or before.max() >= n):
-        raise ValueError("dependency on an instruction that does not exist")
-    keys = np.sort(after * max(n, 1) + before)  # one sort: grouped by after, then before
+def _csr(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dependencies grouped per instruction, sorted and without duplicates, from the keys
+    ``after * n + before`` (sorted here, in place)."""
+    keys.sort()
     keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if len(keys) else keys
     counts = np.bincount(keys // max(n, 1), minlength=n)
     ptr = np.zeros(n + 1, np.int64)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -24,15 +25,34 @@ POOL_HBM, POOL_L2 = 0, 1
 
 @dataclass(frozen=True, eq=False)
 class Costs:
-    """Per-instruction timing inputs for the engine (indexed like the columns given)."""
+    """Per-instruction timing inputs for the engine (indexed like the columns given). A GM
+    copy's per-core path cap is that of its bandwidth class, when served by HBM and by L2:
+    flows of one pool with one cap share a rate (classes numbered by (pool, cap) ascending,
+    as the jit engine's water-filling wants them; -1: not a GM copy)."""
 
     issue_ns: np.ndarray  # time the pipe is held: the whole duration, or a copy's issue cost
     latency_ns: np.ndarray  # GM copies: from the end of the issue until the bytes flow
-    max_outstanding: np.ndarray  # int32: copies its pipe may hold in flight (1: one at a time)
+    max_outstanding: np.ndarray  # int8: copies its pipe may hold in flight (1: one at a time)
     gm: np.ndarray  # int8: GM_NONE / GM_READ / GM_WRITE
-    cap_hbm: np.ndarray  # bytes/ns cap of this core's path when served by HBM
-    cap_l2: np.ndarray  # bytes/ns cap when served by L2
+    cls_hbm: np.ndarray  # int8 bandwidth class when served by HBM
+    cls_l2: np.ndarray  # int8 bandwidth class when served by L2
+    class_cap: np.ndarray  # bytes/ns per class
+    class_pool: np.ndarray  # int8 POOL_HBM / POOL_L2 per class
     sync_ns: float  # SyncAll cost after the last core arrives
+
+    @property
+    def cap_hbm(self) -> np.ndarray:
+        """bytes/ns cap of each copy's path when served by HBM (0: not a GM copy)."""
+        return self._caps(self.cls_hbm)
+
+    @property
+    def cap_l2(self) -> np.ndarray:
+        """... when served by L2."""
+        return self._caps(self.cls_l2)
+
+    def _caps(self, cls: np.ndarray) -> np.ndarray:
+        caps = np.append(self.class_cap, 0.0)  # class -1 reads the appended 0
+        return caps[cls]
 
 
 def compute_costs(program: Program, chip: Chip) -> Costs:
@@ -50,7 +70,7 @@ def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
         raise InputError("core", int(c["core"].max()),
                          f"0..{n_cores - 1} (cores of {chip.display_name})")
     cycles, latency = np.zeros(n), np.zeros(n)
-    max_out, gm = np.ones(n, np.int32), np.zeros(n, np.int8)
+    max_out, gm = np.ones(n, np.int8), np.zeros(n, np.int8)
     cap_hbm, cap_l2 = np.zeros(n), np.zeros(n)
     mmad = np.flatnonzero(kind == Kind.MMAD)
     cycles[mmad] = _mmad_cycles(c, mmad, chip)
@@ -66,8 +86,36 @@ def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
         _dma_path(c, rows, chip, prefix, (cycles, latency, max_out, cap_hbm, cap_l2))
     clock = np.asarray(chip.core_clocks_MHz(), dtype=float)[c["core"]]
     per_ns = clock / 1000.0  # cycles per ns
-    return Costs(cycles * 1000.0 / clock, latency * 1000.0 / clock, max_out, gm,
-                 cap_hbm * per_ns, cap_l2 * per_ns, chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
+    cap_hbm *= per_ns
+    cap_l2 *= per_ns
+    del per_ns
+    classes = _classes(gm != GM_NONE, cap_hbm, cap_l2)
+    del cap_hbm, cap_l2
+    cycles *= 1000.0
+    cycles /= clock
+    latency *= 1000.0
+    latency /= clock
+    return Costs(cycles, latency, max_out, gm, *classes,
+                 chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
+
+
+def _classes(copy: np.ndarray, cap_hbm: np.ndarray, cap_l2: np.ndarray):
+    """Bandwidth classes of the GM copies (see ``Costs``). The few distinct caps are found
+    by hashing (pandas.factorize), not by sorting every instruction's."""
+    found = {}
+    for pool, caps in ((POOL_HBM, cap_hbm), (POOL_L2, cap_l2)):
+        codes, values = pd.factorize(caps, sort=False)
+        used = np.bincount(codes[copy], minlength=len(values)) > 0
+        found[pool] = (codes, values, used)
+    keys = sorted((pool, float(v)) for pool, (_, values, used) in found.items()
+                  for v in values[used])
+    number = {key: k for k, key in enumerate(keys)}
+    cls = []
+    for pool, (codes, values, _) in found.items():
+        table = np.array([number.get((pool, float(v)), -1) for v in values], np.int8)
+        cls.append(np.where(copy, table[codes], np.int8(-1)).astype(np.int8))
+    return (cls[0], cls[1], np.array([cap for _, cap in keys], float),
+            np.array([pool for pool, _ in keys], np.int8))
 
 
 def _mmad_cycles(c: dict, rows: np.ndarray, chip: Chip) -> np.ndarray:

@@ -9,13 +9,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from hardware_presets import Chip
 from kernels.common.program import N_PIPES, Program, lane_order
 
 from ._jit.graph import dependencies
-from .cost import GM_NONE, POOL_HBM, POOL_L2, Costs
+from .cost import Costs
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
 TOL_BYTES = 1e-3
@@ -28,27 +27,29 @@ COMPLETE, ENTER, ISSUED = 0, 1, 2
 class EngineInput(NamedTuple):
     """Everything the event loop needs, as contiguous numpy arrays indexed by internal id
     (lane order). One record, read by field name by both engines (numba takes a
-    NamedTuple of arrays as one argument). Index arrays are int32 (the instruction cap is
-    far below 2^31): half the memory traffic of int64 in the event loop."""
+    NamedTuple of arrays as one argument). Every array is as narrow as its values allow
+    (ids int32: the instruction cap is far below 2^31; lanes, classes, clusters and queue
+    depths fit a byte or two): at 10^7 instructions the memory traffic of the event loop,
+    not its arithmetic, sets its pace."""
 
-    order: np.ndarray  # int64 internal id -> program id
-    lane: np.ndarray  # int32 lane (core * N_PIPES + pipe) per internal id
+    order: np.ndarray  # int32 internal id -> program id
+    lane: np.ndarray  # int16 lane (core * N_PIPES + pipe) per internal id
     lane_ptr: np.ndarray  # int64: lane l holds internal ids lane_ptr[l] .. lane_ptr[l+1]-1
     dep_count: np.ndarray  # int32 dependencies of each instruction
-    succ_ptr: np.ndarray  # int64 CSR of the instructions that depend on each one
+    succ_ptr: np.ndarray  # int32 CSR of the instructions that depend on each one
     succ_idx: np.ndarray  # int32
     issue_ns: np.ndarray  # time the pipe is held (a compute instruction's whole duration)
     latency_ns: np.ndarray  # GM copies: issue end -> bytes start to flow
-    max_out: np.ndarray  # int32 copies its pipe may hold in flight (1 for compute)
+    max_out: np.ndarray  # int8 copies its pipe may hold in flight (1 for compute)
     gm: np.ndarray  # int8: GM_NONE / GM_READ / GM_WRITE
     nbytes: np.ndarray  # float64
-    cls_hbm: np.ndarray  # int32 bandwidth class when served by HBM (-1 if not GM)
-    cls_l2: np.ndarray  # int32 bandwidth class when served by L2 (-1 if not GM)
+    cls_hbm: np.ndarray  # int8 bandwidth class when served by HBM (-1 if not GM)
+    cls_l2: np.ndarray  # int8 bandwidth class when served by L2 (-1 if not GM)
     class_cap: np.ndarray  # float64 per class
-    class_pool: np.ndarray  # int32 per class
+    class_pool: np.ndarray  # int8 per class
     region: np.ndarray  # int32 GM region or -1
     region_bytes: np.ndarray  # float64 per region
-    cluster: np.ndarray  # int32 multicast cluster of the instruction's core, -1 = none
+    cluster: np.ndarray  # int8 multicast cluster of the instruction's core, -1 = none
     barrier: np.ndarray  # int32 SyncAll group or -1
     bar_ptr: np.ndarray  # int64
     bar_members: np.ndarray  # int32
@@ -75,36 +76,14 @@ def core_clusters(chip: Chip) -> np.ndarray:
     return np.array([uniq[key] for key in ids], np.int64)
 
 
-def _classes(copy: np.ndarray, cap_hbm: np.ndarray, cap_l2: np.ndarray):
-    """Bandwidth classes: flows of one pool with one per-core cap share a rate. Classes are
-    numbered by (pool, cap) ascending, as the water-filling wants them; the few distinct
-    caps are found by hashing (pandas.factorize), not by sorting every instruction's."""
-    found = {}
-    for pool, caps in ((POOL_HBM, cap_hbm), (POOL_L2, cap_l2)):
-        codes, values = pd.factorize(caps, sort=False)
-        used = np.bincount(codes[copy], minlength=len(values)) > 0
-        found[pool] = (codes, values, used)
-    keys = sorted((pool, float(v)) for pool, (_, values, used) in found.items()
-                  for v in values[used])
-    number = {key: k for k, key in enumerate(keys)}
-    cls = []
-    for pool, (codes, values, _) in found.items():
-        table = np.array([number.get((pool, float(v)), -1) for v in values], np.int32)
-        cls.append(np.where(copy, table[codes], np.int32(-1)).astype(np.int32))
-    return (cls[0], cls[1], np.array([cap for _, cap in keys], float),
-            np.array([pool for pool, _ in keys], np.int32))
-
-
 def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     """Renumber in lane order and gather the arrays of :class:`EngineInput`."""
     c = program.cols
-    order = lane_order(c)
+    order = lane_order(c).astype(np.int32)
     lane = c["core"][order].astype(np.int32) * N_PIPES + c["pipe"][order]
     n_lanes = len(chip.core_kinds()) * N_PIPES
     lane_ptr = np.searchsorted(lane, np.arange(n_lanes + 1)).astype(np.int64)
     dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, order)
-    cls_hbm, cls_l2, class_cap, class_pool = _classes(costs.gm != GM_NONE, costs.cap_hbm,
-                                                      costs.cap_l2)
     barrier = c["barrier"][order].astype(np.int32)
     members = np.flatnonzero(barrier >= 0)
     members = members[np.argsort(barrier[members], kind="stable")]
@@ -112,14 +91,14 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     np.cumsum(np.bincount(barrier[members], minlength=len(program.barrier_size)),
               out=bar_ptr[1:])
     return EngineInput(
-        order=order, lane=lane.astype(np.int32), lane_ptr=lane_ptr, dep_count=dep_count,
+        order=order, lane=lane.astype(np.int16), lane_ptr=lane_ptr, dep_count=dep_count,
         succ_ptr=succ_ptr, succ_idx=succ_idx, issue_ns=costs.issue_ns[order],
         latency_ns=costs.latency_ns[order], max_out=costs.max_outstanding[order],
         gm=costs.gm[order], nbytes=c["nbytes"][order].astype(float),
-        cls_hbm=cls_hbm[order], cls_l2=cls_l2[order], class_cap=class_cap,
-        class_pool=class_pool, region=c["region"][order].astype(np.int32),
+        cls_hbm=costs.cls_hbm[order], cls_l2=costs.cls_l2[order], class_cap=costs.class_cap,
+        class_pool=costs.class_pool, region=c["region"][order].astype(np.int32),
         region_bytes=program.region_bytes.astype(float),
-        cluster=core_clusters(chip).astype(np.int32)[c["core"][order]], barrier=barrier,
+        cluster=core_clusters(chip).astype(np.int8)[c["core"][order]], barrier=barrier,
         bar_ptr=bar_ptr, bar_members=members.astype(np.int32),
         pool_bw=np.array([chip.hbm_bytes_per_ns, chip.l2_bytes_per_ns], float),
         l2_capacity=float(chip.l2_bytes), sync_ns=float(costs.sync_ns))

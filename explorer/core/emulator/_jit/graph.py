@@ -15,13 +15,13 @@ from ..config import JIT_OPTIONS
 @njit(**JIT_OPTIONS)
 def dependencies(dep_ptr, dep_idx, order):
     """``order[i]`` is the program id of internal id ``i``; returns, by internal id, the
-    number of dependencies (int32) and the successors' CSR (int64 pointers, int32 ids)."""
+    number of dependencies and the successors' CSR (int32 pointers and ids)."""
     n = len(order)
     inverse = np.empty(n, np.int32)
     for i in range(n):
         inverse[order[i]] = i
     dep_count = np.empty(n, np.int32)
-    succ_ptr = np.zeros(n + 1, np.int64)
+    succ_ptr = np.zeros(n + 1, np.int32)
     for i in range(n):
         p = order[i]
         dep_count[i] = dep_ptr[p + 1] - dep_ptr[p]
