@@ -25,7 +25,9 @@ ROUNDS ?= 3
 # The interpreter the venv is made from: python3.11, or python3 when that is 3.11.
 BASE_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null)
 
-# Numba would write its cache next to the sources; keep it in one ignored folder.
+# Numba would write its cache next to the sources; keep it in one ignored folder (the same
+# one explorer/core/emulator uses when the variable is not set, so `make venv`'s warmup
+# serves the CLI and the app however they are started).
 NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 export NUMBA_CACHE_DIR
 
@@ -48,6 +50,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-dask.txt
 	@$(BASE_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else f"Python 3.11 is required; {sys.executable} is {v[0]}.{v[1]}")'
 	@test -x $(PY) || $(BASE_PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-input -r requirements-dev.txt
+	$(PY) -m explorer warmup
 	@touch $@
 
 run: venv

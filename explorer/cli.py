@@ -1,5 +1,6 @@
 """Command line: ``python -m explorer run SCENARIO.toml [--json] [--trace out.json]``,
-``python -m explorer presets`` and ``python -m explorer validate FILE``. Exit codes: 0 ok,
+``python -m explorer presets``, ``python -m explorer validate FILE`` and ``python -m explorer
+warmup`` (compile the emulator once, at install). Exit codes: 0 ok,
 2 bad input, 3 numerical check failed, 4 the program deadlocked.
 
 Every command reads its files here, through ``hardware_presets.documents`` (a SCENARIO
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +22,7 @@ from hardware_presets.errors import InputError
 from kernels.models import load_model_text
 
 from .core import Scenario, extensions, simulate
-from .core.emulator.engine import ENGINES, DeadlockError
+from .core.emulator.engine import ENGINES, DeadlockError, warm_up
 from .core.i18n import t
 from .core.metrics import METRIC_LABEL_IDS, METRICS
 from .core.scenario import DOCUMENT_MAX_CHARS
@@ -147,6 +149,13 @@ def cmd_presets(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_warmup(args: argparse.Namespace) -> int:
+    """Compile the event loop and the lowering once, so the first run starts at once."""
+    seconds = warm_up(hp.load(Scenario.make().preset))
+    print(f"emulator compiled in {seconds:.1f} s (numba cache: {os.environ['NUMBA_CACHE_DIR']})")
+    return EXIT_OK
+
+
 def _subcommands() -> tuple:
     """Commands kept in modules of their own (imported here: they import this module)."""
     from . import cli_compare, cli_report, cli_sweep
@@ -168,6 +177,9 @@ def parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check a scenario, chip or model file")
     validate.add_argument("file", help="a scenario (.toml/.json), chip preset or model TOML")
     validate.set_defaults(func=cmd_validate)
+    warmup = sub.add_parser("warmup", help="compile the emulator into numba's cache (once, "
+                            "at install: make venv runs it)")
+    warmup.set_defaults(func=cmd_warmup)
     for module in _subcommands():
         module.add_parser(sub)
     return ap

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -215,3 +216,10 @@ def test_validate_recognises_each_kind(tmp_path, capsys, kind, text, says):
 def test_validate_names_what_is_wrong(tmp_path, capsys, text, field):
     assert cli.main(["validate", write(tmp_path, text)]) == 2
     assert field in capsys.readouterr().err
+
+
+def test_warmup_compiles_the_emulator(capsys):
+    """``make venv`` runs it: the engine compiles into numba's cache and says where."""
+    assert cli.main(["warmup"]) == 0
+    out = capsys.readouterr().out
+    assert "emulator compiled in" in out and os.environ["NUMBA_CACHE_DIR"] in out

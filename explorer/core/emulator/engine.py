@@ -5,12 +5,14 @@ the numba event loop; ``engine="reference"`` the readable twin it is tested agai
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
-from kernels.common.program import Program
+from kernels.common.program import Level, Pipe, Program, ProgramBuilder, VClass
 
 from ._jit.events import run_events
 from .cost import GM_NONE, compute_costs
@@ -72,3 +74,21 @@ def prepare(program: Program, chip: Chip) -> EngineInput:
 def execute(inp: EngineInput, engine: str = "jit") -> Schedule:
     """The event loop alone, on an already lowered program."""
     return run_jit(inp) if engine == "jit" else run_reference(inp)
+
+
+def warm_up(chip: Chip) -> float:
+    """Compile (or load from numba's cache) everything ``run`` uses, on a program of a few
+    instructions of every kind; returns the seconds it took."""
+    started = time.perf_counter()
+    b = ProgramBuilder("warm-up")
+    core = chip.vector_core_ids()[0]
+    region = b.regions(1024)[0]
+    read = b.transfer(core, Pipe.MTE2, "CopyIn", Level.GM, Level.UB, 1024, 0, region=region)
+    add = b.vector(core, "Add", 512, "fp16", 1, vclass=VClass.SIMPLE)
+    write = b.transfer(core, Pipe.MTE3, "CopyOut", Level.UB, Level.GM, 1024, 2, region=region)
+    b.depend(add, read)
+    b.depend(write, add)
+    b.sync_all([core], 3)
+    run(b.build(), chip)
+    return time.perf_counter() - started
+
