@@ -111,10 +111,13 @@ def _execute(sweep: Sweep, args: argparse.Namespace) -> SweepResult:
     bar = ProgressLine()
     try:
         with _ctrl_c_stops(stopped):
-            return run_sweep(sweep, executor, bar, lambda: bool(stopped))
+            result = run_sweep(sweep, executor, bar, lambda: bool(stopped))
     finally:
         bar.end()
         executor.close()
+    for line in executor.throughput.lines():  # how the points spread over the workers
+        print(line, file=sys.stderr)
+    return result
 
 
 @cli.refusing

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -124,7 +125,23 @@ def test_local_and_dask_executors_give_the_same_table(local):
                                   host="127.0.0.1", dashboard_address=None) as cluster, \
             DaskExecutor(cluster.scheduler_address) as dask:
         there = run_sweep(sweep, dask, cache=ResultCache()).table
+        spread = dask.throughput
     pd.testing.assert_frame_equal(here, there)
+    assert sum(spread.points.values()) == sweep.size  # every point, by the worker that ran it
+    assert spread.wall_s > 0 and all(s > 0 for s in spread.busy_s.values())
+
+
+def test_local_throughput_counts_every_point_on_its_worker(local):
+    sweep = Sweep.parse(SMALL, ["n=4096,8192,16384", "block_dim=2,4"])
+    run_sweep(sweep, local, cache=ResultCache())
+    spread = local.throughput
+    assert sum(spread.points.values()) == sweep.size
+    assert 1 <= len(spread.points) <= local.workers  # host:pid of the worker processes
+    assert all(str(os.getpid()) != w.split(":")[-1] for w in spread.points)
+    rows = spread.rows()
+    assert [n for _, n, _, _ in rows] == [spread.points[w] for w, *_ in rows]
+    assert all(0 < busy <= 1.0 + 1e-9 for *_, busy in rows)  # a worker runs one at a time
+    assert spread.lines()[-1].startswith(f"{len(spread.points)} workers: {sweep.size} points")
 
 
 def test_dask_refusals_are_input_errors(monkeypatch):

@@ -16,7 +16,9 @@ and what already finished is returned.
 
 Items and results are plain data: a scenario travels as ``Scenario.to_dict()`` and comes
 back as a small dict of metrics (see :func:`run_point`); the local workers exchange them
-as JSON, never as pickles.
+as JSON, never as pickles. Each result names the worker that ran it and its seconds, so an
+executor's ``throughput`` (of its last ``map``) tells how the points spread over the
+workers: how a sweep scales from one worker to a cluster.
 """
 from __future__ import annotations
 
@@ -25,11 +27,13 @@ import importlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -75,14 +79,60 @@ def error_parts(exc: Exception) -> dict[str, object]:
 
 def run_point(payload: dict) -> dict[str, object]:
     """Simulate one scenario given as plain data; its metrics and numerical verdict, or
-    ``{"error": error_parts(...)}`` when the scenario is refused or cannot run."""
+    ``{"error": error_parts(...)}`` when the scenario is refused or cannot run; and which
+    worker ran it (host:pid) in how many seconds."""
+    started = time.perf_counter()
     try:
         result = simulate(Scenario.from_dict(payload))
     except Exception as exc:  # a refused point is a row with its reason, never a crash
-        return {"error": error_parts(exc)}
-    check = result.numerics
-    return {"metrics": dict(result.metrics), "numerics_passed": bool(check.passed),
-            "max_rel_error": float(check.max_rel_error)}
+        out = {"error": error_parts(exc)}
+    else:
+        check = result.numerics
+        out = {"metrics": dict(result.metrics), "numerics_passed": bool(check.passed),
+               "max_rel_error": float(check.max_rel_error)}
+    return {**out, "worker": f"{socket.gethostname()}:{os.getpid()}",
+            "seconds": time.perf_counter() - started}
+
+
+@dataclass
+class Throughput:
+    """Per worker of one ``map``: points it finished and seconds it spent in them, beside
+    the map's wall time."""
+
+    wall_s: float = 0.0
+    points: dict[str, int] = field(default_factory=dict)
+    busy_s: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, results: Iterable[object], wall_s: float) -> Throughput:
+        out = cls(wall_s)
+        for result in results:
+            if isinstance(result, dict) and "worker" in result:
+                worker = str(result["worker"])
+                out.points[worker] = out.points.get(worker, 0) + 1
+                out.busy_s[worker] = out.busy_s.get(worker, 0.0) + float(result["seconds"])
+        return out
+
+    def rows(self) -> list[tuple[str, int, float, float]]:
+        """(worker, points, points per second of wall time, share of the wall time busy)."""
+        wall = max(self.wall_s, 1e-9)
+        return [(w, n, n / wall, self.busy_s[w] / wall) for w, n in sorted(self.points.items())]
+
+    def lines(self) -> list[str]:
+        """The rows as text, then the total (points per second over all workers)."""
+        total = sum(self.points.values())
+        return [f"worker {w}: {n} points, {rate:.2f} points/s, busy {busy:.0%}"
+                for w, n, rate, busy in self.rows()] + [
+            f"{len(self.points)} workers: {total} points in {self.wall_s:.2f} s, "
+            f"{total / max(self.wall_s, 1e-9):.2f} points/s"]
+
+
+def timed(executor, run: Callable[[], dict[int, Any]]) -> dict[int, Any]:
+    """``run()`` (a ``drive``), its results' per-worker throughput kept on ``executor``."""
+    started = time.monotonic()
+    results = run()
+    executor.throughput = Throughput.of(results.values(), time.monotonic() - started)
+    return results
 
 
 # ---- the shared loop ---------------------------------------------------------------------
@@ -164,6 +214,7 @@ class LocalExecutor:
                 not 1 <= workers <= MAX_WORKERS:
             raise InputError("workers", workers, f"an integer from 1 to {MAX_WORKERS}")
         self.workers, self.instruction_cap = workers, instruction_cap
+        self.throughput = Throughput()
         self._threads: cf.ThreadPoolExecutor | None = None
         self._procs: list[subprocess.Popen] = []
         self._local = threading.local()
@@ -212,8 +263,9 @@ class LocalExecutor:
 
     def map(self, fn, items, progress=None, cancelled=None) -> dict[int, Any]:
         pool = self._pool()
-        return drive(items, lambda item: pool.submit(self._call, fn, item), _wait_local,
-                     _cancel_local, 2 * self.workers, progress, cancelled)
+        return timed(self, lambda: drive(
+            items, lambda item: pool.submit(self._call, fn, item), _wait_local,
+            _cancel_local, 2 * self.workers, progress, cancelled))
 
     def close(self) -> None:
         """Stop the workers (each ends when its input closes)."""
@@ -273,6 +325,7 @@ class DaskExecutor:
         self.address = address
         self._client = _connect(address, timeout)
         self.workers = max(1, sum(self._client.nthreads().values()))
+        self.throughput = Throughput()
 
     @staticmethod
     def _wait(futures: list) -> set:
@@ -286,8 +339,9 @@ class DaskExecutor:
 
     def map(self, fn, items, progress=None, cancelled=None) -> dict[int, Any]:
         client = self._client
-        return drive(items, lambda item: client.submit(fn, item, pure=False), self._wait,
-                     client.cancel, 2 * self.workers, progress, cancelled)
+        return timed(self, lambda: drive(
+            items, lambda item: client.submit(fn, item, pure=False), self._wait,
+            client.cancel, 2 * self.workers, progress, cancelled))
 
     def close(self) -> None:
         self._client.close()
