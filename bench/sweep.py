@@ -4,8 +4,8 @@ Two 10 x 10 grids on a 910B2 through the local executor with 1, 2 and all local 
 processes (one per core), the way the Sweep page and ``python -m explorer sweep`` run
 them: 100 GEMMs (M and N from 128 to 1,280 by 128, K = 1,024, fp16, the default tiling)
 and 100 vector adds (n from 2^14 to 2^23 elements, 4 to 40 cores, fp16). Each point is a
-whole ``simulate``: program, emulated schedule, tables, metrics and the numerical check. The result cache is empty at the
-start, so every scenario really runs. Prints, per worker count, the pool's start-up, each
+whole ``simulate``: program, emulated schedule, tables, metrics and the numerical check.
+The result cache is empty at the start, so every scenario really runs. Prints, per worker count, the pool's start-up, each
 grid's wall time and per-scenario cost, how the points spread over the workers
 (``Throughput``: points, points/s and busy share of each), and scenarios/s over both grids
 (start-up included), so the scaling is visible; the last line is ``sweep
