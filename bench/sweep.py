@@ -5,18 +5,19 @@ processes (one per core), the way the Sweep page and ``python -m explorer sweep`
 them: 100 GEMMs (M and N from 128 to 1,280 by 128, K = 1,024, fp16, the default tiling)
 and 100 vector adds (n from 2^14 to 2^23 elements, 4 to 40 cores, fp16). Each point is a
 whole ``simulate``: program, emulated schedule, tables, metrics and the numerical check.
-The result cache is empty at the start, so every scenario really runs. Prints, per worker count, the pool's start-up, each
-grid's wall time and per-scenario cost, how the points spread over the workers
-(``Throughput``: points, points/s and busy share of each), and scenarios/s over both grids
-(start-up included), so the scaling is visible; the last line is ``sweep
-scenarios_per_s=<float>`` with all local workers. Never used as a test assertion.
+The result cache is empty at the start, so every scenario really runs. Prints, per worker
+count, the pool's start-up, each grid's wall time and per-scenario cost, how the points
+spread over the workers (``Throughput``: points, points/s and busy share of each), and
+scenarios/s over both grids (start-up included), so the scaling is visible; the last line
+is ``sweep scenarios_per_s=<float>`` with all local workers. Never used as a test
+assertion.
 
 What it showed: the workers' start-up (two interpreters importing numpy, pandas and the
 emulator, numba loading its cache from NUMBA_CACHE_DIR) is about 1.3 s, the per-point
 overhead (a JSON line each way) is negligible next to ``simulate``, and a GEMM point is
 mostly its numerical check (float64 reference matmuls). With OpenBLAS's default of one
-thread per core, two workers on two cores ran GEMM points 2.4x slower than with one
-BLAS thread each, which the local executor now sets.
+thread per core, two workers on two cores ran GEMM points 2.4x slower than with one BLAS
+thread each, which the local executor now sets.
 """
 from __future__ import annotations
 
