@@ -10,12 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SECTIONS = ("cores", "memory", "cube", "vector", "transfer")
-META_KEYS = ("name", "display_name", "architecture", "vector_dtypes", "description")
+META_KEYS = ("name", "display_name", "architecture", "vector_dtypes", "description",
+             "description_zh")
+#: texts a file may give in Simplified Chinese too; without them the English stands in
+OPTIONAL_META_KEYS = ("description_zh",)
 ARCHITECTURES = ("split", "coupled")
 STATUSES = ("published", "derived", "estimated", "override")
 FILE_STATUSES = STATUSES  # a user's file saved after overrides keeps "override"
 CONFIDENCES = ("H", "M", "L")
-PROVENANCE_PARTS = ("value", "source", "status", "confidence", "note")
+PROVENANCE_PARTS = ("value", "source", "status", "confidence", "note", "note_zh")
 
 # Bytes per element of every precision name used across the project.
 PRECISION_BYTES: dict[str, float] = {
@@ -149,6 +152,9 @@ FIXPIPE_COST_KEYS = ("fixpipe_gm_issue_cycles", "fixpipe_gm_burst_cycles")
 #: the DMA paths of DESIGN.md §4 rule 1, by field prefix
 DMA_PATHS = ("gm_read", "gm_write", "fixpipe_gm")
 ALIGN_KEYS = ("ub_align_bytes", "l1_align_bytes", "l0ab_align_bytes", "l0c_align_bytes")
+#: fields an override changes without naming them -> what each follows, as notes word it
+#: (a split chip's AIVs follow its AICs; the vector clock follows an equal core clock)
+FOLLOWS = {"vector_cores": "ai_cores (AIC:AIV = 1:2)", "vector_clock_MHz": "clock_MHz"}
 
 
 def section_keys(section: str) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from . import documents
 from .errors import InputError
 from .fields import FIELDS, SECTIONS, section_keys
-from .schema import Chip
+from .schema import Chip, Provenance
 from .validate import parse_document
 
 PRESETS: tuple[str, ...] = ("910B1", "910B2", "910B3", "910B4", "910", "310P3")
@@ -78,19 +78,25 @@ def _num(value: int | float) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def _entry(value: int | float, p: Provenance) -> str:
+    """One field's inline table; ``note_zh`` only when there is one (it is optional)."""
+    zh = f", note_zh = {_q(p.note_zh)}" if p.note_zh else ""
+    return (f"{{ value = {_num(value)}, source = {_q(p.source)}, status = {_q(p.status)}"
+            f", confidence = {_q(p.confidence)}, note = {_q(p.note)}{zh} }}")
+
+
 def dump_toml(chip: Chip) -> str:
     """The chip as TOML in the preset schema; `load_text` reads it back to an equal chip."""
     lines = [f"name = {_q(chip.name)}", f"display_name = {_q(chip.display_name)}",
              f"architecture = {_q(chip.architecture)}",
              "vector_dtypes = [" + ", ".join(_q(d) for d in chip.vector_dtypes) + "]",
              f"description = {_q(chip.description)}"]
+    if chip.description_zh:
+        lines.append(f"description_zh = {_q(chip.description_zh)}")
     prov = dict(chip.provenance)
     for section in SECTIONS:
         lines += ["", f"[{section}]"]
-        for key in section_keys(section):
-            p = prov[key]
-            lines.append(f"{key} = {{ value = {_num(getattr(chip, key))}, source = {_q(p.source)}"
-                         f", status = {_q(p.status)}, confidence = {_q(p.confidence)}"
-                         f", note = {_q(p.note)} }}")
+        lines += [f"{key} = {_entry(getattr(chip, key), prov[key])}"
+                  for key in section_keys(section)]
     assert len(prov) == len(FIELDS)
     return "\n".join(lines) + "\n"

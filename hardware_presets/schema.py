@@ -16,12 +16,30 @@ from .fields import CUBE_PRECISIONS, FIELDS, PRECISION_BYTES
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where one number comes from: source document, status, confidence H/M/L and a note."""
+    """Where one number comes from: source document, status, confidence H/M/L and a note.
+
+    ``note_zh`` is the note in Simplified Chinese. It is optional (a user's own chip file or
+    an override has none), so readers ask `note_in` and get the English note instead. The
+    source stays as written in every language: it is a document's title.
+    """
 
     source: str
     status: str  # published | derived | estimated | override
     confidence: str  # H | M | L
     note: str = ""
+    note_zh: str = ""
+
+    def note_in(self, lang: str) -> str:
+        """The note in ``lang`` ("en" or "zh"): ``note_zh`` in Chinese when the file gives
+        one, else the English note."""
+        return in_language(self.note, self.note_zh, lang)
+
+
+def in_language(english: str, chinese: str, lang: str) -> str:
+    """``chinese`` for ``lang == "zh"`` when it is given (not blank), else ``english``.
+
+    The one fallback rule for every text a data file states in both languages."""
+    return chinese if lang == "zh" and chinese.strip() else english
 
 
 @dataclass(frozen=True)
@@ -33,6 +51,7 @@ class Chip:
     architecture: str  # "split" (910B: AIC + AIV) or "coupled" (910, 310P: AI cores)
     vector_dtypes: tuple[str, ...]
     description: str
+    description_zh: str  # "" when the file gives none; see `description_in`
     # cores
     ai_cores: int
     vector_cores: int
@@ -101,6 +120,10 @@ class Chip:
     origin: str = field(default="", compare=False)
 
     # ---- plain access -------------------------------------------------------------------
+    def description_in(self, lang: str) -> str:
+        """The description in ``lang``, falling back to English (see `in_language`)."""
+        return in_language(self.description, self.description_zh, lang)
+
     def values(self) -> dict[str, int | float]:
         """Every numeric field as {key: value}, in FIELDS order."""
         return {k: getattr(self, k) for k in FIELDS}

@@ -21,7 +21,9 @@ from .fields import (
     FILE_STATUSES,
     FIXPIPE_COST_KEYS,
     FIXPIPE_KEYS,
+    FOLLOWS,
     META_KEYS,
+    OPTIONAL_META_KEYS,
     PROVENANCE_PARTS,
     SECTIONS,
     VECTOR_DTYPES,
@@ -108,6 +110,9 @@ def _check_meta(doc: Mapping, origin: str) -> dict:
     meta = {}
     for key, limit in _META_LIMITS.items():
         meta[key] = _text(doc.get(key, MISSING), f"{origin}: {key}", limit)
+    for key in OPTIONAL_META_KEYS:  # a translation: "" (absent) means "show the English"
+        limit = _META_LIMITS[key.removesuffix("_zh")]
+        meta[key] = _text(doc.get(key, ""), f"{origin}: {key}", limit, empty_ok=True)
     arch = doc.get("architecture", MISSING)
     if arch not in ARCHITECTURES:
         raise InputError(f"{origin}: architecture", arch, "'split' (AIC + AIV cores, 910B) or "
@@ -159,7 +164,8 @@ def _entry(spec: FieldSpec, raw: object, where: str) -> tuple[int | float, Prove
         raise InputError(f"{where}.note", note, f"a note saying what {article} {status} value "
                          "rests on (1 to 1000 printable characters)")
     note = _text(note, f"{where}.note", 1000, empty_ok=True)
-    return value, Provenance(source, status, confidence, note)
+    note_zh = _text(raw.get("note_zh", ""), f"{where}.note_zh", 1000, empty_ok=True)
+    return value, Provenance(source, status, confidence, note, note_zh)
 
 
 # ---- rules across fields -----------------------------------------------------------------
@@ -270,6 +276,5 @@ def _override_provenance(key: str, was: object, prev: Provenance, given: Mapping
     else:
         note = f"what-if; the preset says {was} ({prev.status}, {prev.source})"
     if key not in given:
-        follows = "ai_cores (AIC:AIV = 1:2)" if key == "vector_cores" else "clock_MHz"
-        note = f"follows {follows}; {note}"
+        note = f"follows {FOLLOWS[key]}; {note}"
     return Provenance("user override", "override", "L", note)

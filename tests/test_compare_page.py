@@ -8,7 +8,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.core import gallery
+from explorer.plots.values import DASH
 from explorer.ui.compare_controls import MAX_UPLOAD_BYTES, parse_upload
+from explorer.ui.sweep_controls import knob_label
 from hardware_presets.errors import InputError
 from tests.apptest_helpers import open_page, run, texts
 
@@ -28,7 +30,7 @@ def test_a_gallery_pair_from_a_link_renders_everything():
     assert not at.error and at.title[0].value == "Compare two scenarios"
     assert "Split-K for a skinny GEMM" in texts(at.info)  # the pair's lesson
     diff = at.dataframe[0].value
-    assert list(diff.iloc[0]) == ["params.grid_z", "1", "8"]
+    assert list(diff.iloc[0]) == [knob_label("gemm", "grid_z", "en"), "1", "8"]
     prose = texts(at.markdown)
     assert "B is 5.14× faster" in prose and "cores busy where A keeps 1" in prose
     table = at.dataframe[1].value.set_index("Metric")
@@ -36,7 +38,7 @@ def test_a_gallery_pair_from_a_link_renders_everything():
     assert table.loc["Kernel duration", "B / A"] == "0.195"
     assert table.loc["Cores used", "Definition"].startswith("Cores whose CUBE")
     assert list(table.loc["Cores used", ["A", "B"]]) == ["1", "11"]
-    assert table.loc["L2 hit rate", "A"] == "0.0%" and table.loc["Bound", "B / A"] == "-"
+    assert table.loc["L2 hit rate", "A"] == "0.0%" and table.loc["Bound", "B / A"] == DASH
     assert len(at.get("plotly_chart")) == 3  # timelines, traffic, B / A
     assert subheaders(at).index("What differs") < subheaders(at).index("What changed, and why")
     assert at.query_params["a"] == "split_k_a" and at.query_params["b"] == "split_k_b"
@@ -50,7 +52,8 @@ def test_pair_buttons_fill_both_sides():
     run(at)
     assert at.query_params["a"] == "int8_kv_a" and at.query_params["b"] == "int8_kv_b"
     assert "HBM traffic **halves**" in "\n".join(m.value for m in at.markdown)
-    assert list(at.dataframe[0].value["Field"]) == ["params.heads_per_pass", "params.kv_dtype"]
+    assert list(at.dataframe[0].value["Field"]) == [
+        knob_label("decode", name, "en") for name in ("heads_per_pass", "kv_dtype")]
 
 
 def test_a_single_scenario_against_itself_is_identical():
@@ -76,7 +79,8 @@ def test_upload_is_compared_and_a_bad_file_is_a_message():
                                           "application/toml"))
     run(at)
     assert not at.error and len(at.get("plotly_chart")) == 3
-    assert list(at.dataframe[0].value.iloc[0]) == ["params.block_dim", "4", "2"]
+    assert list(at.dataframe[0].value.iloc[0]) == [
+        knob_label("vector_add", "block_dim", "en"), "4", "2"]
 
 
 def test_parse_upload_refuses_what_is_not_a_small_text_scenario():

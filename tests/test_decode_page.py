@@ -1,9 +1,10 @@
 """The "KV cache and decode" page under ``streamlit.testing.v1.AppTest``: it renders the
 small default scenario (KV calculator, step, layer, append comparison, numerical check,
 the blog's claim recomputed), its controls change the output, bad input (a length list
-of the wrong size, a tile too big for UB, a batch that does not fit in HBM, a program too
-big for the page, a bad link) is a translated message and never an exception, a link
-reopens a scenario, and Chinese works.
+of the wrong size, a tile too big for UB, a linked batch that does not fit in HBM or
+makes a program too big for the page, a bad link) is a translated message and never an
+exception, a link reopens a scenario, and Chinese works. tests/test_decode_inputs.py
+covers the inputs' ranges, the model list and the units.
 """
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.core.i18n import LANGUAGES, t
 from explorer.plots import decode as decode_plots
+from explorer.plots.style import format_bytes
 from explorer.ui import decode_controls
 from kernels.decode import layer
+from kernels.models import load_model
 from tests.apptest_helpers import open_page, run, set_widgets, texts
 from tests.apptest_helpers import widget as find
 
@@ -58,7 +61,9 @@ def test_default_page_renders_the_small_scenario():
     assert ops["Per step (ms)"].sum() == pytest.approx(step_ms, rel=0.01)  # shown rounded
     assert "ESTIMATE" not in texts(at.caption)  # nothing in the step is a roofline estimate
     blog = texts(at.markdown)
-    assert "**2.68 GB**" in blog and "**141.2 GB**" in blog  # computed from the preset
+    m = load_model("llama3-70b")  # per 8K sequence and weights, in the page's one unit
+    assert f"**{format_bytes(m.kv_bytes_per_token('fp16') * 8192)}**" in blog
+    assert f"**{format_bytes(m.weight_bytes('fp16'))}**" in blog
     assert "**18.1 sequences**" in blog and "**0.34×** the weights, not 1.8×" in blog
     assert "heads_per_block" in blog and "min(8, 262,144 / 512)" in blog
     assert at.query_params["batch"] == "8" and at.query_params["impl"] == "vector"
@@ -109,20 +114,24 @@ def test_tile_too_big_for_ub_names_the_limit():
     assert "at most 64 tokens" in message
 
 
-def test_batch_beyond_hbm_is_refused_until_overcommit_is_allowed():
-    at = decode_page(model="llama3-70b")
-    assert "at most 0 sequences" in texts(at.error)
-    assert "at least 3 chips are needed" in texts(at.warning)  # the calculator still shows
-    assert metric(at, "KV per token") == "320.00 KiB"
+def test_linked_batch_beyond_hbm_moves_into_range_until_overcommit_is_allowed():
+    at = decode_page({"batch": "256"})
+    refusal, used = texts(at.warning), widget(at, "batch").value
+    assert "Batch (sequences) (params.batch) = 256 is not allowed: at most" in refusal
+    assert "GiB HBM" in refusal and f"Batch (sequences) = {used:,} instead" in refusal
+    assert used < 256 and not at.error and "Passed" in texts(at.success)
     set_widgets(at, PREFIX, allow_overcommit=True)
-    assert not at.error
+    set_widgets(at, PREFIX, batch=256)  # offered now: nothing but the emulation size limits it
+    assert not at.error and not at.warning
     assert "Does not fit" in texts(at.caption)
 
 
-def test_program_too_big_for_the_page_is_refused():
-    at = decode_page(allow_overcommit=True, batch=1024, mean_len=16384, max_len=16384)
-    assert "at most 1,000,000 instructions" in texts(at.error)
-    assert not at.exception
+def test_linked_program_too_big_for_the_page_is_refused_and_moved_into_range():
+    at = decode_page({"allow_overcommit": "true", "batch": "1024", "mean_len": "16384",
+                      "max_len": "16384"})
+    assert "at most 1,000,000 instructions" in texts(at.warning)
+    assert widget(at, "batch").value < 1024 and "Passed" in texts(at.success)
+    assert not at.exception and not at.error
 
 
 def test_link_reopens_the_scenario_and_reports_bad_values():

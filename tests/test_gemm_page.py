@@ -154,18 +154,25 @@ def test_sparsity_4_2_on_310p_is_refused_and_2_4_is_labelled_a_what_if():
 
 
 def test_tile_too_large_for_l0b_names_the_limit():
-    at = gemm_page(**SMALL)
-    set_values(at, base_k=128)
+    """The base_k widget offers only tiles L0B holds with base_n = 256 (it used to offer
+    128, which the page then refused); a link's 128 is refused, naming the limit, and the
+    page runs the largest base_k that fits."""
+    at = gemm_page({"base_k": "128", **{k: str(v) for k, v in SMALL.items()}})
     message = texts(at.error)
     assert "base_k" in message and "L0B holds 65536 bytes" in message
     assert "at most 64" in message
-    assert "⚠ L0B" in "\n".join(p.proto.text for p in at.get("progress"))
+    assert widget(at, "base_k").options[-1] == "64" and widget(at, "base_k").value == 64
+    assert "⚠ L0B" not in "\n".join(p.proto.text for p in at.get("progress"))
+    assert "Passed" in texts(at.success)
 
 
 def test_huge_problem_is_refused_before_building_it():
+    """Typed sizes beyond the page's budget are refused visibly (each naming the budget)
+    and the widgets keep their values (the number inputs used to leave them red)."""
     at = gemm_page()
     set_values(at, M=65536, N=65536, K=65536)
-    assert "at most 1,000,000 instructions" in texts(at.error)
+    assert texts(at.error).count("at most 1,000,000 instructions") == 3
+    assert widget(at, "M").value == widget(at, "N").value == widget(at, "K").value == 4096
 
 
 def test_link_sets_parameters_and_bad_values_are_reported():

@@ -44,10 +44,13 @@ def test_links_open_the_kernel_pages(lab):
 
 
 def test_a_trigger_link_opens_its_page():
-    """The vector add page clamps an oversized tile to its widget's range: the largest tile
-    that fits, which is the lab's fix (found by asking the kernel)."""
+    """The vector add page refuses an oversized tile as the lab does, naming the field, and
+    runs the nearest tile it accepts: the largest that fits, which is the lab's fix (found
+    by asking the kernel). It used to change the tile without a word."""
     found = ts.run_problem("ub_overflow")
     query = {"lang": "en", "preset": found.trigger.preset,
              **{k: str(v) for k, v in found.trigger.params.items()}}
     at = open_page("explorer/ui/pages/vector_add.py", query)
+    assert "tile (elements) (params.tile) = 65536 is not allowed" in texts(at.error)
+    assert found.trigger.refusal.allowed in texts(at.error)
     assert at.session_state["va.tile"] == found.fix.params["tile"]

@@ -164,11 +164,13 @@ def test_roofline_ceiling_and_ridges_follow_the_chip():
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert set(trace_by_meta(fig, "roof:cube").y) == {chip.peak_tflops("fp16")}
     assert list(trace_by_meta(fig, "roof:vector").y) == pytest.approx([18.432, 18.432])
-    ridges = trace_by_meta(fig, "ridges")
+    ridges = [trace for trace in fig.data if trace.meta == "ridges"]  # one legend entry each
     hbm_ridge = 294.9e12 / (1600.0 * 1e9)
     l2_ridge = 294.9e12 / (7000.0 * 1e9)
     assert ridge_intensity(294.9, 1600.0) == pytest.approx(hbm_ridge)
-    assert sorted(ridges.x) == pytest.approx(sorted([hbm_ridge, l2_ridge, 18.432e12 / 1600e9]))
+    assert sorted(r.x[0] for r in ridges) == pytest.approx(
+        sorted([hbm_ridge, l2_ridge, 18.432e12 / 1600e9]))
+    assert "HBM ridge 184 flop/B" in [r.name for r in ridges]
     hbm = trace_by_meta(fig, "slope:hbm")
     assert hbm.x[-1] == pytest.approx(hbm_ridge) and hbm.y[-1] == pytest.approx(294.9)
     slope = hbm.y[0] / hbm.x[0]  # TFLOPS per flop/byte = GB/s / 1000

@@ -39,7 +39,7 @@ def test_memory_figure_stacks_weights_kv_and_waste():
     assert list(trace(fig, "waste").y) == ["contiguous", "paged"]
     (line,) = fig.layout.shapes
     assert line.x0 == line.x1 == 64
-    assert "HBM 64.00 GiB" in fig.layout.annotations[0].text
+    assert line.name == "HBM 64.00 GiB" and line.showlegend  # named in the legend
     assert fig.layout.xaxis.title.text == "bytes (GiB)"
 
 
@@ -86,7 +86,7 @@ def test_latency_points_and_percentile_lines():
     assert list(values(points.x)) == [512, 1024, 2048]
     assert list(values(points.y)) == [10.0, 20.0, 40.0]  # µs
     assert sorted(s.y0 for s in fig.layout.shapes) == [20.0, 39.6]
-    texts = {a.text for a in fig.layout.annotations}
+    texts = {s.name for s in fig.layout.shapes if s.showlegend}  # named in the legend
     assert {"P50 20.0 µs", "P99 39.6 µs"} <= texts
 
 

@@ -136,7 +136,8 @@ def test_a_page_without_a_scenario_is_refused():
 
 
 def test_format_metric():
-    assert format_metric("makespan_us", 1234.5) == "1,234.50 µs"
+    assert format_metric("makespan_us", 1234.5) == "1.23 ms"
+    assert format_metric("makespan_us", 105.5) == "105.5 µs"
     assert format_metric("hbm_utilization", 0.5) == "50.0%"
     assert format_metric("instructions", 20) == "20"
     assert format_metric("hbm_bytes", 3 * 2**20) == "3.00 MiB"

@@ -57,7 +57,8 @@ def value(at: AppTest, name: str) -> object:
 
 
 def table(at: AppTest):
-    return at.dataframe[0].value.set_index("Policy")
+    """The accuracy table, its scores (shown as text) read back as numbers."""
+    return at.dataframe[0].value.set_index("Policy").map(float)
 
 
 def test_default_page_measures_every_policy_and_emulates_the_blogs_rule():

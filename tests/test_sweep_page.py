@@ -10,8 +10,10 @@ import threading
 
 from streamlit.testing.v1 import AppTest
 
+from explorer.core.i18n import t
 from explorer.core.sweep import RESULTS
 from explorer.ui import sweep_view
+from explorer.ui.sweep_controls import knob_label
 from tests.apptest_helpers import open_page, run, texts
 from tests.sweep_helpers import InlineExecutor
 from tests.waiting import DEADLINE_S, poll_until
@@ -50,8 +52,9 @@ def test_tiny_sweep_draws_its_chart_table_and_csv():
     assert not at.get("plotly_chart")
     click_run(at)
     assert not at.error and len(at.get("plotly_chart")) == 1
-    table = at.dataframe[0].value
-    assert list(table["n"]) == [65536, 262144] and (table["error"] == "").all()
+    table = at.dataframe[0].value  # the knob by its label, values as every table writes them
+    assert list(table[knob_label("vector_add", "n", "en")]) == ["65,536", "262,144"]
+    assert (table[t("tables.sweep.error", "en")] == "").all()
     assert "2 scenarios: 0 refused, 0 failed the numerical check." in texts(at.caption)
     assert at.get("download_button")
     assert at.query_params["x"] == "n" and at.query_params["xv"] == "65536:262144:*4"

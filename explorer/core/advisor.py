@@ -9,43 +9,35 @@ it and show old against new.
 The blog's "UB hit rate > 80%" is replaced: UB is a software-managed scratchpad, every
 byte in it was put there by a ``DataCopy``, so it has no hit rate. The nearest measurable
 things are the L2 hit rate (a real cache, between HBM and the cores) and how full the
-kernel's UB (or L1) plan is. The bound follows the blog's rule (compute share > 0.7,
-memory > 0.6, stall > 0.3) on per-pipe busy times, with two structural causes first:
-a GEMM tail wave and per-core imbalance.
+kernel's UB (or L1) plan is. The bound and the load balance are the run's own metrics
+(``explorer.core.metrics.bound_of`` and ``load_balance``, one definition for every page,
+report and comparison); the advisor adds the shares that decided the bound to its text.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 import kernels
 from hardware_presets.errors import InputError
 from kernels.common.record import percent as pct
 
+from . import metrics as mt
 from .i18n import t
-from .metrics import compute_bound_ns
+from .metrics import BOUND_VALUE_IDS, MEMORY_SHARE, compute_bound_ns
 from .scenario import Scenario
 
 #: checklist item -> (default threshold, "min" when the value must reach it, "max" when
 #: it must stay below it)
 CHECKS: dict[str, tuple[float, str]] = {
     "compute_utilization": (0.75, "min"), "overlap": (0.85, "min"),
-    "load_balance": (0.90, "min"), "communication": (0.10, "max"),
+    "load_balance": (0.90, "min"), "communication": (mt.COMM_SHARE, "max"),
     "l2_hit_rate": (0.80, "min"), "buffer_occupancy": (0.25, "min"),
 }
 DEFAULT_THRESHOLDS: dict[str, float] = {k: v for k, (v, _) in CHECKS.items()}
-#: the blog's PerformanceMonitor rule
-COMPUTE_SHARE, MEMORY_SHARE, STALL_SHARE = 0.7, 0.6, 0.3
-IMBALANCE_FLOOR = 0.8  # mean/max below this: cores wait for the slowest one
 BANDWIDTH_FLOOR = 0.5  # MTE2 busy with HBM below half its bandwidth: DataCopy latency
-#: time a core spends exchanging data with other cores: barriers and GM hand-offs
-#: (decode cube+vector S/P/O, split-K workspace partials)
-COMM_OPS = re.compile(r"^(SyncAll|Fixpipe [SO] -> GM|CopyIn [SO]$|CopyOut P -> GM|"
-                      r"Load P -> L1|Fixpipe -> workspace|CopyIn partial)")
-BOUNDS = ("compute", "memory", "latency", "sync", "imbalance", "tail")
+BOUNDS = mt.BOUNDS  # every value of metrics["bound"]; each has its sentence in BOUND_IDS
 #: message ids (literal, so that tests/test_message_ids.py checks every one): a checklist
 #: item's (name, label with the run's details, why it matters), each bound's sentence, the
 #: metric a tip promises to move and the direction it moves it
@@ -67,7 +59,8 @@ CHECK_IDS: dict[str, tuple[str, str, str]] = {
 }
 BOUND_IDS = {"compute": "advisor.bound.compute", "memory": "advisor.bound.memory",
              "latency": "advisor.bound.latency", "sync": "advisor.bound.sync",
-             "imbalance": "advisor.bound.imbalance", "tail": "advisor.bound.tail"}
+             "imbalance": "advisor.bound.imbalance", "tail": "advisor.bound.tail",
+             "none": "advisor.bound.none"}
 METRIC_IDS = {"makespan_us": "advisor.metric.makespan_us",
               "overlap_ratio": "advisor.metric.overlap_ratio",
               "load_balance_mean_max": "advisor.metric.load_balance_mean_max",
@@ -110,25 +103,7 @@ class Advice:
 # ---- measures ----------------------------------------------------------------------------
 def communication_share(result) -> float:
     """Core time in SyncAll spans and cross-core GM hand-offs / total core active span."""
-    tl, pc = result.timeline, result.per_core
-    span = float((pc["last_end_ns"] - pc["first_start_ns"]).sum()) if len(pc) else 0.0
-    if span <= 0 or not len(tl):
-        return 0.0
-    codes, ops = pd.factorize(tl["op"])  # match each distinct op once, not every row
-    hits = np.array([bool(COMM_OPS.match(str(op))) for op in ops] + [False])
-    mask = hits[codes]
-    return min(1.0, float((tl.loc[mask, "end_ns"] - tl.loc[mask, "start_ns"]).sum()) / span)
-
-
-def critical_balance(result) -> float:
-    """mean/max active time among the cores of the kind that ends last (AIC or AIV): the
-    balance that sets the makespan, not diluted by the other kind's shorter work."""
-    pc = result.per_core
-    if not len(pc) or pc["active_ns"].max() <= 0:
-        return 1.0
-    kind = pc.loc[pc["active_ns"].idxmax(), "core_kind"]
-    active = pc.loc[pc["core_kind"] == kind, "active_ns"]
-    return float(active.mean() / active.max())
+    return mt.communication_share(result.timeline, result.per_core)
 
 
 def buffer_occupancy(result) -> tuple[str, float] | None:
@@ -142,13 +117,7 @@ def _advice(result) -> kernels.common.record.Advice:
 
 
 def _shares(result) -> dict[str, float]:
-    m, chip = result.metrics, result.chip
-    makespan = result.makespan_ns
-    memory_ns = m["hbm_bytes"] / chip.hbm_bytes_per_ns + m["l2_bytes"] / chip.l2_bytes_per_ns
-    return {"compute": max(m["aic_cube_ratio"], m["aiv_vec_ratio"]),
-            "memory": memory_ns / makespan if makespan > 0 else 0.0,
-            "mte2": m["mte2_ratio"], "stall": m["stall_ratio"],
-            "balance": critical_balance(result), "comm": communication_share(result)}
+    return mt.bound_shares(result.metrics, result.per_core, result.timeline, result.chip)
 
 
 # ---- the checklist -----------------------------------------------------------------------
@@ -159,8 +128,9 @@ def _verdict(key: str, value: float | None, thresholds: dict) -> bool | None:
     return value >= limit if sense == "min" else value <= limit
 
 
-def checklist(result, thresholds: dict) -> tuple[Check, ...]:
-    m, sh = result.metrics, _shares(result)
+def checklist(result, thresholds: dict, shares: dict | None = None) -> tuple[Check, ...]:
+    """Every item's value and verdict (``shares``: the run's `_shares`, when at hand)."""
+    m, sh = result.metrics, shares or _shares(result)
     cube = m["aic_cube_ratio"] > 0
     occ = buffer_occupancy(result)
     reuse = _advice(result).l2_reuse or m["l2_hit_rate"] > 0
@@ -178,29 +148,12 @@ def checklist(result, thresholds: dict) -> tuple[Check, ...]:
 
 
 # ---- the bound ---------------------------------------------------------------------------
-def _is_tail(result, balance: float) -> bool:
-    waves_of = _advice(result).waves
-    if waves_of is None:
-        return False
-    tasks, waves, cores = waves_of(result.params)
-    return waves > 1 and tasks % cores != 0 and balance < DEFAULT_THRESHOLDS["load_balance"]
-
-
-def classify(result) -> tuple[str, dict]:
-    """The bound and the shares that decided it (first match wins, structural first)."""
-    sh = _shares(result)
-    if _is_tail(result, sh["balance"]):
-        kind = "tail"
-    elif sh["compute"] > COMPUTE_SHARE:
-        kind = "compute"
-    elif sh["memory"] > MEMORY_SHARE:
-        kind = "memory"
-    elif sh["balance"] < IMBALANCE_FLOOR:
-        kind = "imbalance"
-    elif sh["stall"] > STALL_SHARE or sh["comm"] > DEFAULT_THRESHOLDS["communication"]:
-        kind = "sync"
-    else:
-        kind = "latency"
+def classify(result, shares: dict | None = None) -> tuple[str, dict]:
+    """The run's bound (``metrics.bound_of``, what ``result.metrics["bound"]`` holds) and
+    the shares that decided it, in %, with the gain a compute-bound run would have."""
+    sh = shares or _shares(result)
+    kind = mt.classify_bound(sh, result.makespan_ns,
+                             mt.waves_of(kernels.get(result.scenario.kernel), result.params))
     compute_ns = compute_bound_ns(result.per_core) if len(result.per_core) else 0.0
     gain = result.makespan_ns / compute_ns if compute_ns > 0 else None
     return kind, {**{k: pct(v) for k, v in sh.items()},
@@ -295,8 +248,8 @@ def _accepted(result, changes: dict) -> Scenario | None:
 def advise(result, thresholds: dict | None = None) -> Advice:
     """The checklist, the bound and the accepted what-ifs of one run."""
     thresholds = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
-    bound, values = classify(result)
     shares = _shares(result)
+    bound, values = classify(result, shares)
     ctx = {"bound": bound, "thresholds": thresholds, "balance": shares["balance"],
            "accepts": lambda changes: _accepted(result, changes) is not None,
            "overlap": result.metrics["overlap_ratio"],
@@ -308,7 +261,7 @@ def advise(result, thresholds: dict | None = None) -> Advice:
             if scenario is not None:
                 gain = round(gain, 2) if gain and gain > 1.005 else None
                 tips.append(Tip(msg, vals, changes, metric, direction, gain, scenario))
-    return Advice(checklist(result, thresholds), bound, values, tuple(tips))
+    return Advice(checklist(result, thresholds, shares), bound, values, tuple(tips))
 
 
 def improved(tip: Tip, old: dict, new: dict) -> bool:
@@ -318,20 +271,24 @@ def improved(tip: Tip, old: dict, new: dict) -> bool:
 
 
 # ---- text --------------------------------------------------------------------------------
+#: a check's verdict (None: not applicable) -> message id of its status word
+STATUS_IDS = {True: "advisor.pass", False: "advisor.fail", None: "advisor.na"}
+
+
 def status_text(check: Check, lang: str = "en") -> str:
-    if check.passed is None:
-        return "➖ " + t("advisor.na", lang)
-    return "✅ " + t("advisor.pass", lang) if check.passed else "❌ " + t("advisor.fail", lang)
+    """The verdict as a word (a symbol would need a font the reader may not have)."""
+    return t(STATUS_IDS[check.passed], lang)
 
 
 def checklist_table(advice: Advice, lang: str = "en") -> pd.DataFrame:
-    """The checklist as a table: item, this run's value, threshold, status, meaning."""
+    """The checklist as a table: item, this run's value (ratios as the metric tiles write
+    them), threshold, status, meaning."""
     rows = []
     for c in advice.checks:
-        value = t("advisor.na_value", lang) if c.value is None else f"{100 * c.value:.1f}%"
+        value = t("advisor.na_value", lang) if c.value is None else f"{c.value:.1%}"
         rows.append({t("advisor.col.item", lang): t(CHECK_IDS[c.key][1], lang, **c.detail),
                      t("advisor.col.value", lang): value,
-                     t("advisor.col.threshold", lang): f"{100 * c.threshold:.0f}%",
+                     t("advisor.col.threshold", lang): f"{c.threshold:.0%}",
                      t("advisor.col.status", lang): status_text(c, lang),
                      t("advisor.col.why", lang): t(CHECK_IDS[c.key][2], lang, **c.detail)})
     return pd.DataFrame(rows)
@@ -346,10 +303,17 @@ def promise_text(tip: Tip, lang: str = "en") -> str:
     return t("advisor.promise", lang, metric=metric, direction=direction)
 
 
+def bound_text(advice: Advice, lang: str = "en") -> str:
+    """Why the run is under its bound, with the shares that decided it. Plain prose: the
+    bound's name is the metric's word, shown beside it."""
+    return t(BOUND_IDS[advice.bound], lang, **advice.bound_values)
+
+
 def report_content(result, lang: str = "en") -> list:
     """The advisor as a report section: checklist table, bound, tips (default thresholds)."""
     advice = advise(result)
     tips = "\n".join(f"- {t(tip.msg_id, lang, **tip.values)} *{promise_text(tip, lang)}*"
                      for tip in advice.tips) or t("advisor.no_tips", lang)
-    return [t("advisor.intro_report", lang), checklist_table(advice, lang),
-            t(BOUND_IDS[advice.bound], lang, **advice.bound_values), tips]
+    bound = t("advisor.bound_line", lang, label=t("metric.bound.label", lang),
+              value=t(BOUND_VALUE_IDS[advice.bound], lang), text=bound_text(advice, lang))
+    return [t("advisor.intro_report", lang), checklist_table(advice, lang), bound, tips]

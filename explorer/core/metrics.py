@@ -2,13 +2,21 @@
 
 Each metric has a unit and a one-line definition in the translation catalogues
 (``metric.<name>.label`` / ``metric.<name>.def``); ``METRICS`` lists them in display order.
+
+Two of them are judgements that more than one place shows: the bound and the load
+balance. They are defined here once (``bound_of``, ``load_balance``) and everything else
+reads them, the advisor included, so that a page's tile and the advisor below it can
+never disagree.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
 
 from hardware_presets import Chip
+from kernels.common.record import KernelRecord
 
 from .tables import COMPUTE_LANES, overlap_ns, served_bytes
 
@@ -64,6 +72,7 @@ METRIC_DEF_IDS: dict[str, str] = {
 BOUND_VALUE_IDS: dict[str, str] = {
     "memory": "metric.bound_value.memory", "compute": "metric.bound_value.compute",
     "imbalance": "metric.bound_value.imbalance", "latency": "metric.bound_value.latency",
+    "sync": "metric.bound_value.sync", "tail": "metric.bound_value.tail",
     "none": "metric.bound_value.none",
 }
 
@@ -71,10 +80,25 @@ BOUND_VALUE_IDS: dict[str, str] = {
 RATIO_LANES = {"aic_cube_ratio": "CUBE", "aiv_vec_ratio": "VECTOR", "mte1_ratio": "MTE1",
                "mte2_ratio": "MTE2", "mte3_ratio": "MTE3", "fixpipe_ratio": "FIXP",
                "scalar_ratio": "SCALAR"}
-#: the bound is "memory"/"compute" when that bound explains at least this share of time
-BOUND_SHARE = 0.6
-#: below this mean/max balance an unexplained run is called "imbalance"
-BALANCE_FLOOR = 0.8
+#: lanes whose busy time is work (SCALAR's counts SyncAll waits): a core that only waits
+#: at a barrier did no work
+WORK_LANES = tuple(lane for lane in RATIO_LANES.values() if lane != "SCALAR")
+
+# ---- the bound: the blog's PerformanceMonitor rule, structural causes first --------------
+#: every value the bound takes: the rules in the order they are tried, then "none" (the
+#: run took no time, which is checked before them)
+BOUNDS = ("tail", "compute", "memory", "imbalance", "sync", "latency", "none")
+COMPUTE_SHARE = 0.7  # the busiest compute pipe's busy share above this: compute-bound
+MEMORY_SHARE = 0.6  # HBM + L2 traffic at full bandwidth above this share: memory-bound
+STALL_SHARE = 0.3  # stalls above this share of core time: synchronization-bound
+COMM_SHARE = 0.1  # SyncAll and cross-core hand-offs above this share: synchronization
+#: load balance (mean/max) below this: cores wait for the slowest one, a tail wave when
+#: the kernel's last wave of tasks is partial, imbalance otherwise
+IMBALANCE_FLOOR = 0.8
+#: time a core spends exchanging data with other cores: barriers and GM hand-offs
+#: (decode cube+vector S/P/O, split-K workspace partials)
+COMM_OPS = re.compile(r"^(SyncAll|Fixpipe [SO] -> GM|CopyIn [SO]$|CopyOut P -> GM|"
+                      r"Load P -> L1|Fixpipe -> workspace|CopyIn partial)")
 
 
 def _pipe_ratios(per_core: pd.DataFrame) -> dict[str, float]:
@@ -97,32 +121,117 @@ def compute_bound_ns(per_core: pd.DataFrame) -> float:
     return best
 
 
-def _bound(memory_ns, compute_ns, makespan, balance) -> str:
-    if makespan <= 0:
+# ---- load balance -------------------------------------------------------------------------
+def critical_active_ns(per_core: pd.DataFrame) -> np.ndarray:
+    """Active time of the cores that set the makespan: among the cores that did work, those
+    of the kind (AIC or AIV) whose busiest core is active longest. Idle kinds (a vector
+    decode's AIC cores that only wait at a SyncAll) and a shorter kind's work (split-K's
+    few AIV combining partials) would only dilute the balance that decides the time."""
+    if not len(per_core):
+        return np.zeros(0)
+    busy = sum(per_core[f"busy_ns_{lane}"] for lane in WORK_LANES)
+    worked = per_core[(busy > 0).to_numpy()]
+    if not len(worked) or worked["active_ns"].max() <= 0:
+        return np.zeros(0)
+    kind = worked.loc[worked["active_ns"].idxmax(), "core_kind"]
+    return worked.loc[worked["core_kind"] == kind, "active_ns"].to_numpy(np.float64)
+
+
+def load_balance(per_core: pd.DataFrame) -> tuple[float, float]:
+    """(min/max, mean/max) of `critical_active_ns`: 1.0 when nothing worked."""
+    active = critical_active_ns(per_core)
+    if not len(active):
+        return 1.0, 1.0
+    top = float(active.max())
+    return float(active.min()) / top, float(active.mean()) / top
+
+
+# ---- the bound -----------------------------------------------------------------------------
+def communication_share(timeline: pd.DataFrame, per_core: pd.DataFrame) -> float:
+    """Core time in SyncAll spans and cross-core GM hand-offs / total core active span."""
+    span = float((per_core["last_end_ns"] - per_core["first_start_ns"]).sum()) \
+        if len(per_core) else 0.0
+    if span <= 0 or not len(timeline):
+        return 0.0
+    codes, ops = pd.factorize(timeline["op"])  # match each distinct op once, not every row
+    hits = np.array([bool(COMM_OPS.match(str(op))) for op in ops] + [False])
+    mask = hits[codes]
+    busy = timeline.loc[mask, "end_ns"] - timeline.loc[mask, "start_ns"]
+    return min(1.0, float(busy.sum()) / span)
+
+
+def bound_shares(metrics: dict, per_core: pd.DataFrame, timeline: pd.DataFrame,
+                 chip: Chip) -> dict[str, float]:
+    """What the bound is decided on, each a share of the run: compute (busiest compute
+    pipe), memory (traffic at full bandwidth / duration), mte2, stall, balance (the load
+    balance metric) and comm (`communication_share`)."""
+    m, makespan = metrics, float(metrics["makespan_us"]) * 1e3
+    memory_ns = m["hbm_bytes"] / chip.hbm_bytes_per_ns + m["l2_bytes"] / chip.l2_bytes_per_ns
+    return {"compute": max(m["aic_cube_ratio"], m["aiv_vec_ratio"]),
+            "memory": memory_ns / makespan if makespan > 0 else 0.0,
+            "mte2": m["mte2_ratio"], "stall": m["stall_ratio"],
+            "balance": m["load_balance_mean_max"],
+            "comm": communication_share(timeline, per_core)}
+
+
+def waves_of(kernel: KernelRecord, params: dict) -> tuple[int, int, int] | None:
+    """(tasks, waves, cores) of the kernel's task grid, None when it has no waves."""
+    waves = kernel.advice.waves
+    return waves(params) if waves is not None else None
+
+
+def _is_tail(waves: tuple[int, int, int] | None, balance: float) -> bool:
+    """More than one wave, a partial last one, and the cores unbalanced by it as much as
+    an imbalance would have to be (a smaller tail is not what bounds the run)."""
+    if waves is None:
+        return False
+    tasks, count, cores = waves
+    return count > 1 and tasks % cores != 0 and balance < IMBALANCE_FLOOR
+
+
+def classify_bound(shares: dict[str, float], makespan_ns: float,
+                   waves: tuple[int, int, int] | None) -> str:
+    """The bound (one of `BOUNDS`): the first rule that applies, in `BOUNDS` order."""
+    if makespan_ns <= 0:
         return "none"
-    if memory_ns >= compute_ns and memory_ns / makespan >= BOUND_SHARE:
-        return "memory"
-    if compute_ns / makespan >= BOUND_SHARE:
+    if _is_tail(waves, shares["balance"]):
+        return "tail"
+    if shares["compute"] > COMPUTE_SHARE:
         return "compute"
-    return "imbalance" if balance < BALANCE_FLOOR else "latency"
+    if shares["memory"] > MEMORY_SHARE:
+        return "memory"
+    if shares["balance"] < IMBALANCE_FLOOR:
+        return "imbalance"
+    if shares["stall"] > STALL_SHARE or shares["comm"] > COMM_SHARE:
+        return "sync"
+    return "latency"
 
 
+def bound_of(metrics: dict, per_core: pd.DataFrame, timeline: pd.DataFrame, chip: Chip,
+             waves: tuple[int, int, int] | None) -> str:
+    """The run's bound: `classify_bound` on `bound_shares` (metrics["bound"] is this)."""
+    shares = bound_shares(metrics, per_core, timeline, chip)
+    return classify_bound(shares, float(metrics["makespan_us"]) * 1e3, waves)
+
+
+# ---- all of them ---------------------------------------------------------------------------
 def compute_metrics(timeline: pd.DataFrame, per_core: pd.DataFrame, chip: Chip,
-                    flops: float) -> dict[str, float | str]:
-    """All scalar metrics of one run (see METRICS for names and units)."""
+                    flops: float, waves: tuple[int, int, int] | None = None
+                    ) -> dict[str, float | str]:
+    """All scalar metrics of one run (see METRICS for names and units); ``waves`` is the
+    kernel's task grid (`waves_of`), for the bound's tail rule."""
     makespan = float(timeline["end_ns"].max()) if len(timeline) else 0.0
     hbm, l2 = served_bytes(timeline)
     multicast = float(timeline.loc[timeline["served_from"] == "multicast", "bytes"].sum())
     reads = float(timeline.loc[timeline["src"] == "GM", "bytes"].sum())
     comp, tran, both = overlap_ns(timeline, len(chip.core_kinds()))
-    active = per_core["active_ns"].to_numpy() if len(per_core) else np.zeros(1)
     span = (per_core["last_end_ns"] - per_core["first_start_ns"]).sum() if len(per_core) else 0
     memory_ns = hbm / chip.hbm_bytes_per_ns + l2 / chip.l2_bytes_per_ns
     compute_ns = compute_bound_ns(per_core) if len(per_core) else 0.0
-    balance = float(active.mean() / active.max()) if active.max() > 0 else 1.0
+    balance_min, balance_mean = load_balance(per_core)
     bound_ns = max(memory_ns, compute_ns)
     per_ns = 1.0 / makespan if makespan > 0 else 0.0
-    return {
+    metrics = {
         "makespan_us": makespan / 1e3, "instructions": int(len(timeline)),
         "achieved_tflops": flops * per_ns / 1e3, "hbm_GBps": hbm * per_ns,
         "hbm_utilization": hbm * per_ns / chip.hbm_bytes_per_ns, "l2_GBps": l2 * per_ns,
@@ -132,9 +241,9 @@ def compute_metrics(timeline: pd.DataFrame, per_core: pd.DataFrame, chip: Chip,
         **_pipe_ratios(per_core),
         "overlap_ratio": both / min(comp, tran) if min(comp, tran) > 0 else 0.0,
         "stall_ratio": float(per_core["stall_ns"].sum() / span) if span > 0 else 0.0,
-        "load_balance_min_max": float(active.min() / active.max()) if active.max() > 0 else 1.0,
-        "load_balance_mean_max": balance,
+        "load_balance_min_max": balance_min, "load_balance_mean_max": balance_mean,
         "roofline_bound_us": bound_ns / 1e3,
         "roofline_efficiency": bound_ns / makespan if makespan > 0 else 0.0,
-        "bound": _bound(memory_ns, compute_ns, makespan, balance),
     }
+    metrics["bound"] = bound_of(metrics, per_core, timeline, chip, waves)
+    return metrics

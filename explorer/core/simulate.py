@@ -21,7 +21,7 @@ import kernels
 from hardware_presets import Chip
 
 from .emulator.engine import run
-from .metrics import compute_metrics
+from .metrics import compute_metrics, waves_of
 from .scenario import Scenario
 from .tables import bandwidth_table, per_core_table, timeline_table, traffic_table
 
@@ -113,7 +113,8 @@ def simulate(scenario: Scenario, *, engine: str = "jit") -> Result:
     schedule = run(program, chip, engine=engine)
     timeline = timeline_table(program, schedule, chip)
     per_core = per_core_table(timeline, chip, schedule.makespan_ns)
-    metrics = compute_metrics(timeline, per_core, chip, float(program.flops().sum()))
+    metrics = compute_metrics(timeline, per_core, chip, float(program.flops().sum()),
+                              waves_of(kernel, params))
     numerics = numerics_of(scenario)
     notes = []
     if numerics.verified < numerics.total:

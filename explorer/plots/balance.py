@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.plots.cores import _balance_lines
-from explorer.plots.style import base_layout, empty_figure, msg, reference_line
+from explorer.plots.style import base_layout, empty_figure, log_axis, log_span, msg, reference_line
 
 #: one colour per policy (Okabe-Ito), the same in every figure
 COLOURS = {"static": "#D55E00", "round_robin": "#E69F00", "lpt": "#0072B2",
@@ -43,10 +43,10 @@ def policy_name(policy: str, lang: str) -> str:
     return _m(POLICY_IDS[policy], lang)
 
 
-def _hline(fig: go.Figure, value: float | None, text: str, position: str) -> None:
+def _hline(fig: go.Figure, value: float | None, text: str) -> None:
     if value is not None and np.isfinite(value) and value > 0:
         reference_line(fig, "y", float(value), dict(dash="dot", color="#009E73", width=2),
-                       text, position)
+                       text)
 
 
 # ---- per-core loads ----------------------------------------------------------------------
@@ -69,8 +69,7 @@ def loads_figure(loads_us, lower_bound_us: float, lang: str = "en", *,
             hovertemplate=_m("loads_hover", lang, core="%{x}", us="%{y:,.2f}")
             + "<extra>%{fullData.name}</extra>"))
     _balance_lines(fig, loads, lang)
-    _hline(fig, lower_bound_us, _m("bound_line", lang, value=f"{lower_bound_us:,.3f}"),
-           "top right")
+    _hline(fig, lower_bound_us, _m("bound_line", lang, value=f"{lower_bound_us:,.3f}"))
     title = _m("loads_title", lang, eff=f"{loads.mean() / loads.max():.1%}",
                ratio=f"{loads.min() / loads.max():.1%}")
     base_layout(fig, title, bargap=0.15)
@@ -122,7 +121,7 @@ def gantt_figure(pieces: pd.DataFrame, n_cores: int, lang: str = "en", *,
                              marker=dict(opacity=0)))  # idle cores keep their row
     if lower_bound_us:
         reference_line(fig, "x", float(lower_bound_us),
-                       dict(dash="dot", color="#009E73", width=2), _m("bound_short", lang), "top")
+                       dict(dash="dot", color="#009E73", width=2), _m("bound_short", lang))
     title = _m("gantt_title", lang, pieces=f"{len(pieces):,}") if rows == n_cores else \
         _m("gantt_title_cut", lang, pieces=f"{len(pieces):,}", shown=rows, cores=n_cores)
     base_layout(fig, title, barmode="overlay", bargap=0.2, height=max(300, 18 * rows + 140))
@@ -211,13 +210,9 @@ def sweep_figure(sweep: pd.DataFrame, n_cores: int, tasks_per_seq: int,
     _sweep_line(fig, first, best, "bound", _m("sweep_bound", lang), lang, "#009E73", "dot")
     filled = n_cores / max(1, tasks_per_seq)
     if first["batch"].min() <= filled <= first["batch"].max():
-        fig.add_vline(x=filled, line=dict(dash="dash", color="#7F7F7F", width=1.5))
-        # on a log axis a shape takes x, an annotation log10(x)
-        fig.add_annotation(x=float(np.log10(filled)), y=0.02, yref="paper", showarrow=False,
-                           xanchor="left", text=_m("sweep_filled", lang, cores=n_cores))
-    base_layout(fig, _m("sweep_title", lang, cores=n_cores), height=420)
-    ticks = sorted(sweep["batch"].unique())
-    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(b) for b in ticks],
-                     title_text=_m("batch_axis", lang))
+        reference_line(fig, "x", filled, dict(dash="dash", color="#7F7F7F", width=1.5),
+                       _m("sweep_filled", lang, cores=n_cores))
+    base_layout(fig, _m("sweep_title", lang, cores=n_cores), height=460)
+    log_axis(fig, "xaxis", log_span(sweep["batch"]), title_text=_m("batch_axis", lang))
     fig.update_yaxes(range=[0, 1.05], tickformat=".0%", title_text=_m("eff_axis", lang))
     return fig

@@ -21,7 +21,16 @@ from explorer.core.compare import EPS, TEXT_METRICS, Comparison
 from explorer.core.i18n import t
 from explorer.core.metrics import METRIC_LABEL_IDS
 from explorer.core.simulate import Result
-from explorer.plots.style import base_layout, byte_unit, empty_figure, format_bytes, msg
+from explorer.plots.style import (
+    base_layout,
+    byte_unit,
+    empty_figure,
+    format_bytes,
+    log_axis,
+    log_span,
+    msg,
+    reference_line,
+)
 from explorer.plots.timeline import HEATMAP_BINS, lane_utilisation, lanes, timeline_figure
 
 SIDES = ("A", "B")
@@ -110,8 +119,8 @@ def timelines_figure(a: Result, b: Result, lang: str = "en") -> go.Figure:
                          row=row, col=1)
     title = _m("title_exact" if exact else "title_heat", lang)
     base_layout(fig, title, barmode="overlay", bargap=0.25,
-                height=max(420, (22 if exact else 16) * sum(sizes) + 220))
-    fig.update_layout(legend=dict(orientation="v", x=1.01, y=1.0, yanchor="top"))
+                height=max(420, (22 if exact else 16) * sum(sizes) + 220),
+                legend=dict(orientation="v", yref="paper", x=1.01, y=1.0, yanchor="top"))
     fig.update_xaxes(range=[0.0, end_ns / _NS_PER_US])
     fig.update_xaxes(title_text=msg("timeline.x_title", lang), row=2, col=1)
     return fig
@@ -168,9 +177,10 @@ def ratio_figure(comparison: Comparison, lang: str = "en") -> go.Figure:
     fig = go.Figure(go.Bar(x=ratio - 1.0, base=1.0, y=labels, orientation="h", meta="ratio",
                            customdata=ratio, marker_color=list(colours),
                            hovertemplate=hover + "<extra></extra>"))
-    fig.add_vline(x=1.0, line=dict(color="#000000", width=1))
+    reference_line(fig, "x", 1.0, dict(color="#000000", width=1))
     base_layout(fig, _m("ratio_title", lang), height=max(360, 22 * len(labels) + 140),
                 showlegend=False)
-    fig.update_xaxes(type="log", title_text=_m("ratio_x", lang))
+    log_axis(fig, "xaxis", log_span([*ratio, 1.0], pad=0.1), "×",
+             title_text=_m("ratio_x", lang))
     fig.update_yaxes(autorange="reversed")
     return fig

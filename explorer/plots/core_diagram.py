@@ -38,7 +38,7 @@ def _box(fig: go.Figure, box: Box, text: str, fill: str, *, dash: str = "solid",
                            font=dict(size=size))
     else:  # frames: label at the bottom-left, clear of the arrows coming down from GM
         fig.add_annotation(x=x0 + 0.8, y=y0 + 0.6, text=text, showarrow=False, xanchor="left",
-                           yanchor="bottom", font=dict(size=size))
+                           yanchor="bottom", font=dict(size=min(size, 11)))
 
 
 def _arrow(fig: go.Figure, tail: tuple[float, float], head: tuple[float, float], label: str,
@@ -98,9 +98,9 @@ def _cube_side(fig: go.Figure, chip, lang: str, x: float) -> None:
            PIPE_COLOURS["MTE2"], at=0.5)
     mte1 = PIPE_COLOURS["MTE1"]
     _arrow(fig, (x + 12, 62), (x + 20, 62), f"MTE1<br>{_bpc(chip.mte1_l0a_bytes_per_cycle, lang)}",
-           mte1, shift=18)
+           mte1, shift=32)  # above L0A's own label, which the gap is too narrow to clear
     _arrow(fig, (x + 12, 40), (x + 20, 40), f"MTE1<br>{_bpc(chip.mte1_l0b_bytes_per_cycle, lang)}",
-           mte1, shift=-18)
+           mte1, shift=-32)
     cube_colour = PIPE_COLOURS["CUBE"]
     _arrow(fig, (x + 29, 62), (x + 34, 53), "", cube_colour)
     _arrow(fig, (x + 29, 40), (x + 34, 47), "", cube_colour)

@@ -70,7 +70,8 @@ def pipe_ratio_figure(per_core: pd.DataFrame, lang: str = "en") -> go.Figure:
 
 
 def _balance_lines(fig: go.Figure, active: np.ndarray, lang: str) -> None:
-    """Dashed mean and max lines across the bars, labelled with their values."""
+    """Dashed mean and max lines across the bars, named with their values in the legend
+    (on the plot the two labels sit on each other whenever the cores are balanced)."""
     for line_id, value, colour in (("balance.mean_line", active.mean(), "#333333"),
                                    ("balance.max_line", active.max(), "#D55E00")):
         text = msg(line_id, lang, value=f"{value:.3f}")

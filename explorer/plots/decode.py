@@ -66,9 +66,9 @@ def kv_memory_figure(hbm_bytes: int, weight_bytes: int,
                              textposition="inside", marker_color=COLOURS[part],
                              hovertemplate="%{fullData.name}: %{text}<extra></extra>"))
     reference_line(fig, "x", hbm_bytes / divisor, dict(dash="dash", color="#000000", width=2),
-                   msg("decode.hbm_line", lang, value=format_bytes(hbm_bytes)), "top")
+                   msg("decode.hbm_line", lang, value=format_bytes(hbm_bytes)))
     base_layout(fig, msg("decode.memory_title", lang), barmode="stack",
-                height=170 + 70 * len(names))
+                height=200 + 70 * len(names))
     fig.update_xaxes(title_text=msg("decode.bytes_axis", lang, unit=unit), rangemode="tozero")
     return fig
 
@@ -122,10 +122,9 @@ def op_breakdown_figure(ops, layers: int, lang: str = "en") -> go.Figure:
                              hovertemplate="%{fullData.name}: %{x:.1f}% (%{customdata})"
                                            "<extra></extra>"))
     base_layout(fig, msg("decode.ops.title_values", lang, layers=layers), barmode="stack",
-                height=300)
+                height=300 + 22 * -(-len(ops) // 4), legend=dict(traceorder="normal"))
     fig.update_xaxes(title_text=msg("decode.ops.share_axis", lang), range=[0, 100])
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(legend=dict(orientation="h", y=-0.35, traceorder="normal"))
     return fig
 
 
@@ -150,10 +149,9 @@ def latency_figure(seq_done_ns, lengths, p50_ns: float, p99_ns: float,
         marker=dict(color=COLOURS["attention"], size=8, opacity=0.75),
         hovertemplate=msg("decode.latency_hover", lang, seq="%{customdata}", tokens="%{x:,}",
                           us="%{y:,.1f}") + "<extra></extra>"))
-    for label_id, value, dash, where in (("decode.p50", p50_ns, "dot", "bottom left"),
-                                         ("decode.p99", p99_ns, "dash", "top right")):
+    for label_id, value, dash in (("decode.p50", p50_ns, "dot"), ("decode.p99", p99_ns, "dash")):
         reference_line(fig, "y", value / NS_PER_US, dict(dash=dash, color="#000000", width=1.5),
-                       msg(label_id, lang, us=f"{value / NS_PER_US:,.1f}"), where)
+                       msg(label_id, lang, us=f"{value / NS_PER_US:,.1f}"))
     base_layout(fig, msg("decode.latency_title", lang))
     fig.update_xaxes(title_text=msg("decode.tokens_axis", lang))
     fig.update_yaxes(title_text=msg("decode.us_axis", lang), rangemode="tozero")

@@ -19,6 +19,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from explorer.plots.style import base_layout, msg
+from explorer.plots.text import WIDE_PX
 
 #: most cells drawn per layer (a 128 x 128 corner): more would only slow the browser
 MAX_CELLS = 16_384
@@ -195,8 +196,10 @@ def _layer_titles(Z: int, layers: int, k_per_z: int, K: int, lang: str) -> list[
             for z in range(layers)]
 
 
-def _title(grid, panel, shown: tuple[int, int, int], colour_by: str, lang: str) -> str:
-    """Title, the waves in words, and what is left out (corner, layers) as sub-lines."""
+def _title(grid, panel, shown: tuple[int, int, int], colour_by: str,
+           lang: str) -> tuple[str, list[str]]:
+    """Title, and as caption lines the waves in words and what is left out (corner,
+    layers)."""
     X, Y, Z = grid.shape
     rows, cols, layers = shown
     title = msg(_TITLE_IDS[colour_by], lang, X=X, Y=Y, Z=Z, tasks=f"{len(grid.x):,}",
@@ -206,17 +209,16 @@ def _title(grid, panel, shown: tuple[int, int, int], colour_by: str, lang: str) 
         notes.append(msg("gemm.corner", lang, rows=rows, cols=cols, X=X, Y=Y))
     if layers < Z:
         notes.append(msg("gemm.layers_shown", lang, layers=layers, Z=Z))
-    return title + "".join(f"<br><sup>{note}</sup>" for note in notes)
+    return title, notes
 
 
 def _layout(fig: go.Figure, grid, panel, shown: tuple[int, int, int, int], colour_by: str,
             lang: str) -> None:
     """Matrix orientation (row 0 on top), true aspect ratio, axis titles, height."""
     rows, cols, layers, nrows = shown
-    title = _title(grid, panel, (rows, cols, layers), colour_by, lang)
-    base_layout(fig, title, height=200 + (560 if nrows == 1 and layers == 1 else 280 * nrows))
-    fig.update_layout(margin=dict(l=70, r=20, t=110 + 18 * title.count("<br>"), b=60),
-                      legend=dict(orientation="h", yanchor="top", y=-0.1, x=0))
+    title, notes = _title(grid, panel, (rows, cols, layers), colour_by, lang)
+    base_layout(fig, title, caption=notes, caption_px=WIDE_PX,
+                height=260 + (560 if nrows == 1 and layers == 1 else 280 * nrows))
     for i in range(layers):
         where = dict(row=i // LAYER_COLUMNS + 1, col=i % LAYER_COLUMNS + 1)
         anchor = "x" if i == 0 else f"x{i + 1}"

@@ -4,7 +4,8 @@
 Pure functions of the table of `explorer.core.multicard.scaling` (columns N, step_ms,
 tokens_per_s, per_token_latency_ms, speedup, efficiency, fits, append_ms, attention_ms,
 linear_ms, allreduce_ms). Card counts whose share does not fit one card's HBM are drawn
-hollow. Traces carry a ``meta`` tag ("measured", "ideal", "split:<part>") for tests.
+hollow; the legend sits below the panels (``style.base_layout``), clear of their titles.
+Traces carry a ``meta`` tag ("measured", "ideal", "split:<part>") for tests.
 """
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def scaling_figure(table: pd.DataFrame, lang: str = "en") -> go.Figure:
                      tickvals=list(table["N"]))
     fig.update_yaxes(title_text=_m("tokens_unit", lang), rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text=_m("latency_unit", lang), rangemode="tozero", row=1, col=2)
-    return base_layout(fig, _m("scaling_title", lang), height=420)
+    return base_layout(fig, _m("scaling_title", lang), height=440)
 
 
 def split_figure(table: pd.DataFrame, lang: str = "en") -> go.Figure:
@@ -79,6 +80,6 @@ def split_figure(table: pd.DataFrame, lang: str = "en") -> go.Figure:
         fig.add_trace(go.Bar(x=x, y=table[part], name=name, marker_color=colour,
                              meta=f"split:{part}",
                              hovertemplate=f"{name}<br>%{{y:,.2f}} ms<extra></extra>"))
-    fig.update_layout(barmode="stack", xaxis_title=_m("cards_axis", lang),
-                      yaxis_title=_m("step_unit", lang))
-    return base_layout(fig, _m("split_title", lang), height=400)
+    return base_layout(fig, _m("split_title", lang), height=400, barmode="stack",
+                       xaxis=dict(title_text=_m("cards_axis", lang)),
+                       yaxis=dict(title_text=_m("step_unit", lang)))

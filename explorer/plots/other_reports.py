@@ -19,6 +19,7 @@ from explorer.core.i18n import t
 from . import compare as compare_plots
 from .report import html_document, time_model_line
 from .sweep import sweep_figure
+from .text import format_table
 
 
 def _diff_table(c: cmp.Comparison, lang: str) -> pd.DataFrame:
@@ -27,7 +28,8 @@ def _diff_table(c: cmp.Comparison, lang: str) -> pd.DataFrame:
 
 
 def _metric_table(c: cmp.Comparison, lang: str) -> pd.DataFrame:
-    return c.table.assign(definition=[t(d, lang) for d in c.table["definition"]])
+    """The comparison's metrics with formatted numbers and translated definitions."""
+    return format_table(c.table.assign(definition=[t(d, lang) for d in c.table["definition"]]))
 
 
 def compare_report(c: cmp.Comparison, lang: str = "en") -> str:
@@ -55,7 +57,8 @@ def sweep_report(sweep_toml: str, result, metric: str, lang: str = "en", *,
     figure = sweep_figure(result.table, result.names, metric, lang, kind=kind, labels=labels)
     status = tr("sweep_status", done=len(result.table), total=result.total,
                 refused=result.refused, failed=result.failed)
-    sections = [(tr("swept"), status), (tr("chart"), figure), (tr("table"), result.table)]
+    sections = [(tr("swept"), status), (tr("chart"), figure),
+                (tr("table"), format_table(result.table))]
     return html_document(tr("sweep_title"), sections,
                          {"sweep.toml": sweep_toml, "results.csv": result.to_csv()}, lang=lang,
                          intro=time_model_line(lang))

@@ -15,11 +15,23 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.plots.style import PIPE_COLOURS, base_layout, empty_figure, msg
+from explorer.plots.style import (
+    PIPE_COLOURS,
+    base_layout,
+    empty_figure,
+    log_axis,
+    log_span,
+    msg,
+    reference_line,
+)
+from explorer.plots.text import TIME_US
 
 STRATEGY_COLOURS = {"fp32": "#0072B2", "fp16": "#D55E00", "pairwise": "#009E73",
                     "kahan": "#CC79A7"}
 _FRONT = "#D55E00"
+#: one marker per configuration of the Pareto chart (a star is the user's)
+POINT_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "pentagon",
+                 "hexagon", "cross", "x", "triangle-left", "triangle-right", "hourglass")
 _GM_FILL, _BUF_FILL, _UNUSED = "#FFF4D6", "#F2F2F2", "#FAFAFA"
 #: compensations drawn at most (the rest are the same story)
 MAX_COMP_POINTS = 2000
@@ -72,24 +84,27 @@ def merge_points(df: pd.DataFrame, label_col: str, error_col: str) -> pd.DataFra
     return out.reset_index(drop=True)
 
 
-def _text_positions(times) -> list[str]:
-    """Labels of points that share a time alternate right and left so that a column of
-    configurations with the same emulated time stays readable."""
-    seen: dict[float, int] = {}
-    out = []
-    for t in times:
-        n = seen.get(round(float(t), 9), 0)
-        seen[round(float(t), 9)] = n + 1
-        out.append("middle right" if n % 2 == 0 else "middle left")
-    return out
+def _point_trace(row: pd.Series, symbol: str, on_front: bool, lang: str) -> go.Scatter:
+    """One configuration as its own legend entry (its label), grouped under "on the
+    front" or "dominated": labels written next to the points collide where several
+    configurations share a time."""
+    group = "pareto.on_front" if on_front else "pareto.dominated"
+    hover = _p("pareto.hover", lang, label="%{text}", time="%{x:.3g}", error="%{y:.3g}")
+    return go.Scatter(
+        x=[row["time_us"]], y=[row["error"]], text=[row["label"]], mode="markers",
+        name=row["label"], meta=group, legendgroup=group,
+        legendgrouptitle_text=_p(group, lang),
+        marker=dict(color=_FRONT if on_front else "#7F7F7F", symbol=[symbol],
+                    size=17 if symbol == "star" else 11, line=dict(color="#222222", width=1)),
+        hovertemplate=hover + "<extra></extra>")
 
 
 def pareto_figure(table: pd.DataFrame, lang: str = "en", *, label_col: str = "display",
                   error_col: str = "rel_fro", highlight: str | None = None,
                   estimate: bool = False) -> go.Figure:
-    """Error (log) against time (log), one labelled point per configuration that has
-    both; the Pareto front as a highlighted step line; ``highlight`` (a row name) drawn as
-    a star. ``estimate`` says the times are a memory-roofline estimate."""
+    """Error (log) against time (log), one point per configuration that has both, named
+    in the legend; the Pareto front as a highlighted step line; ``highlight`` (a row
+    name) drawn as a star. ``estimate`` says the times are a memory-roofline estimate."""
     title = _p("pareto.title_estimate" if estimate else "pareto.title", lang)
     ok = table[(table["time_us"] > 0) & (table[error_col] > 0)
                & np.isfinite(table["time_us"]) & np.isfinite(table[error_col])]
@@ -98,36 +113,20 @@ def pareto_figure(table: pd.DataFrame, lang: str = "en", *, label_col: str = "di
     pts = merge_points(ok, label_col, error_col).sort_values(["time_us", "error"])
     pts = pts.reset_index(drop=True)
     front = pareto_front(pts["time_us"], pts["error"])
-    fig = go.Figure()
     fr = pts.loc[front]
-    fig.add_trace(go.Scatter(x=fr["time_us"], y=fr["error"], mode="lines",
-                             line=dict(color=_FRONT, width=2, shape="hv"), meta="front",
-                             name=_p("pareto.front", lang), hoverinfo="skip"))
-    on_front = pts.index.isin(front)
-    hover = _p("pareto.hover", lang, label="%{text}", time="%{x:.3g}", error="%{y:.3g}")
-    for flag, name, colour in ((True, "pareto.on_front", _FRONT),
-                               (False, "pareto.dominated", "#7F7F7F")):
-        part = pts[on_front == flag]
-        if part.empty:
-            continue
-        star = [highlight in names for names in part["names"]]
-        part = part.iloc[np.argsort(star, kind="stable")]  # legend shows the first symbol
-        star = sorted(star)
-        fig.add_trace(go.Scatter(
-            x=part["time_us"], y=part["error"], text=part["label"], mode="markers+text",
-            textposition=_text_positions(part["time_us"]), name=_p(name, lang), meta=name,
-            marker=dict(color=colour, size=[17 if s else 10 for s in star],
-                        symbol=["star" if s else "circle" for s in star],
-                        line=dict(color="#222222", width=1)),
-            hovertemplate=hover + "<extra></extra>"))
-    base_layout(fig, title)
+    fig = go.Figure(go.Scatter(x=fr["time_us"], y=fr["error"], mode="lines",
+                               line=dict(color=_FRONT, width=2, shape="hv"), meta="front",
+                               name=_p("pareto.front", lang), hoverinfo="skip"))
+    symbols = iter(POINT_SYMBOLS * (len(pts) // len(POINT_SYMBOLS) + 1))
+    for index, row in pts.iterrows():
+        symbol = "star" if highlight in row["names"] else next(symbols)
+        fig.add_trace(_point_trace(row, symbol, index in front, lang))
+    base_layout(fig, title, height=440 + 26 * -(-len(pts) // 2))
     x_key = "pareto.x_estimate" if estimate else "pareto.x_title"
-    span = np.log10(pts["time_us"].max() / pts["time_us"].min()) if len(pts) > 1 else 0.0
-    pad = max(0.25, 0.35 * span)  # room for the labels left and right of the points
-    fig.update_xaxes(type="log", title_text=_p(x_key, lang), range=[
-        np.log10(pts["time_us"].min()) - pad, np.log10(pts["time_us"].max()) + pad])
-    fig.update_yaxes(type="log", exponentformat="power",
-                     title_text=_p(PARETO_Y_IDS[error_col], lang))
+    log_axis(fig, "xaxis", log_span(pts["time_us"], pad=0.15), TIME_US,
+             title_text=_p(x_key, lang))
+    log_axis(fig, "yaxis", log_span(pts["error"], pad=0.2),
+             title_text=_p(PARETO_Y_IDS[error_col], lang))
     return fig
 
 
@@ -158,11 +157,11 @@ def error_vs_k_figure(df: pd.DataFrame, lang: str = "en", *, compute: str = "fp1
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=_p(key, lang),
                                  meta=f"legend:{key}", hoverinfo="skip",
                                  line=dict(color="#555555", width=1, dash=dash)))
-    base_layout(fig, title)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
-                      margin=dict(t=60, b=110))
-    fig.update_xaxes(type="log", title_text=_p("vs_k.x_title", lang))
-    fig.update_yaxes(type="log", exponentformat="power", title_text=_p("vs_k.y_title", lang))
+    base_layout(fig, title, height=500)
+    errors = df["rel_error"].clip(lower=1e-18)
+    log_axis(fig, "xaxis", log_span(df["k"]), title_text=_p("vs_k.x_title", lang))
+    log_axis(fig, "yaxis", log_span([*errors, *df["bound_worst"], *df["bound_prob"]]),
+             title_text=_p("vs_k.y_title", lang))
     return fig
 
 
@@ -181,14 +180,14 @@ def error_histogram_figure(errors: np.ndarray, lang: str = "en", *, label: str =
     counts, edges = np.histogram(logs, bins=bins)
     centres = (edges[:-1] + edges[1:]) / 2
     fig = go.Figure(go.Bar(x=centres, y=counts, width=np.diff(edges), meta="histogram",
-                           marker=dict(color=PIPE_COLOURS["VECTOR"]),
+                           marker=dict(color=PIPE_COLOURS["VECTOR"]), showlegend=False,
                            name=_p("hist.name", lang),
                            hovertemplate=_p("hist.hover", lang, x="%{x:.2f}", n="%{y}")
                            + "<extra></extra>"))
     median = float(np.median(logs))
-    fig.add_vline(x=median, line=dict(color="#333333", dash="dash"),
-                  annotation_text=_p("hist.median", lang, value=_sci(10 ** median)))
-    base_layout(fig, title, showlegend=False, bargap=0)
+    reference_line(fig, "x", median, dict(color="#333333", dash="dash"),
+                   _p("hist.median", lang, value=_sci(10 ** median)))
+    base_layout(fig, title, bargap=0)
     fig.update_xaxes(title_text=_p("hist.x_title", lang))
     fig.update_yaxes(title_text=_p("hist.y_title", lang))
     return fig
@@ -220,13 +219,12 @@ def blog_kahan_figure(result: dict, lang: str = "en") -> go.Figure:
                       color="#D55E00" if beta == 0 else "#E69F00")), row=1, col=2)
     base_layout(fig, _p("blog.title", lang, n=f"{result['values']:,}",
                         alpha=f"{result['alpha']:g}"))
-    fig.update_yaxes(type="log", exponentformat="power", title_text=_p("blog.y_errors", lang),
-                     row=1, col=1)
+    errors = table["abs_error"].clip(lower=1e-30)
+    log_axis(fig, "yaxis", (errors.min() / 3, errors.max() * 4),
+             title_text=_p("blog.y_errors", lang))
     fig.update_yaxes(title_text=_p("blog.y_comp", lang), exponentformat="power", row=1, col=2,
                      range=[-1.1 * top, 1.1 * top] if top > 0 else [-1, 1])
     fig.update_xaxes(title_text=_p("blog.x_comp", lang), row=1, col=2)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25, x=0.55),
-                      margin=dict(t=90, b=110))
     return fig
 
 
@@ -278,12 +276,11 @@ def _cube_row(fig: go.Figure, st: dict, lang: str) -> None:
         _box(fig, (76, 62, 87, 86), _fmt("UB", _p("sandwich.cast_out", lang, acc=st["l0c"])),
              "#D6E6F5")
     _box(fig, (91, 62, 99.5, 86), _fmt("GM", f"C: {st['gm_out']}"), _GM_FILL)
-    _arrow(fig, (17, 78), (23, 78), "DataCopy<br>MTE2", PIPE_COLOURS["MTE2"], shift=22)
-    _arrow(fig, (35, 74), (41, 74), "LoadData<br>MTE1", PIPE_COLOURS["MTE1"], shift=22)
-    _arrow(fig, (53, 74), (59, 74), f"Mmad<br>{st['l0']}→{st['l0c']}", PIPE_COLOURS["CUBE"],
-           shift=22)
+    _arrow(fig, (17, 78), (23, 78), "DataCopy<br>MTE2", PIPE_COLOURS["MTE2"], shift=28)
+    _arrow(fig, (35, 74), (41, 74), "LoadData<br>MTE1", PIPE_COLOURS["MTE1"], shift=28)
+    _arrow(fig, (53, 74), (59, 74), "Mmad<br>CUBE", PIPE_COLOURS["CUBE"], shift=28)
     out_op = "Fixpipe" if st["has_fixpipe"] else "DataCopy"
-    _arrow(fig, (71, 74), (76, 74), out_op, PIPE_COLOURS["FIXP"], shift=22)
+    _arrow(fig, (71, 74), (76, 74), out_op, PIPE_COLOURS["FIXP"], shift=28)
     _arrow(fig, (87, 74), (91, 74), "", PIPE_COLOURS["FIXP"])
 
 
@@ -309,9 +306,8 @@ def sandwich_figure(stages: dict, lang: str = "en", *, label: str = "") -> go.Fi
     fig = go.Figure()
     _cube_row(fig, stages, lang)
     _vector_row(fig, stages, lang)
-    fig.update_layout(title=dict(text=_p("sandwich.title", lang, label=label)),
-                      template="plotly_white", height=430, showlegend=False,
-                      margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white")
+    base_layout(fig, _p("sandwich.title", lang, label=label), height=430, showlegend=False,
+                margin=dict(l=10, r=10, b=10), plot_bgcolor="white")
     fig.update_xaxes(visible=False, range=[0, 100], fixedrange=True)
     fig.update_yaxes(visible=False, range=[8, 96], fixedrange=True)
     return fig

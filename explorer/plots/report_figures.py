@@ -13,21 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 import kernels
 from explorer.core import extensions
 from explorer.core.i18n import has, t
-from explorer.core.metrics import BOUND_VALUE_IDS, METRIC_DEF_IDS, METRIC_LABEL_IDS, METRICS
+from explorer.core.metrics import METRIC_DEF_IDS, METRIC_LABEL_IDS, METRICS
 from explorer.plots import decode as decode_plots
 from explorer.plots.cores import load_balance_figure, pipe_ratio_figure
 from explorer.plots.gemm import task_grid_figure
 from explorer.plots.memory import bandwidth_figure, traffic_figure
 from explorer.plots.roofline import roofline_figure
-from explorer.plots.style import format_bytes
+from explorer.plots.text import format_number
 from explorer.plots.timeline import timeline_figure
+from explorer.plots.values import format_metric
 from hardware_presets import FIELDS
 from kernels.gemm import kernel as gemm
 
@@ -120,25 +120,6 @@ def metric_label(name: str, lang: str = "en") -> str:
     return t(msg_id, lang) if has(msg_id, lang) else name
 
 
-def format_metric(name: str, value: object, lang: str = "en") -> str:
-    """A metric as text: ratios in %, bytes in KiB/MiB, counts with separators, the bound
-    as a word, other quantities with their unit (3 significant digits below 100)."""
-    if name == "bound":
-        msg_id = BOUND_VALUE_IDS.get(str(value), "")
-        return t(msg_id, lang) if has(msg_id, lang) else str(value)
-    unit = METRICS.get(name, "")
-    if unit == "B":
-        return format_bytes(float(value))
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return f"{int(value):,} {unit}".rstrip()
-    if not unit:
-        return f"{float(value):.1%}"
-    number = float(value)
-    if unit == "µs":
-        return f"{number:,.2f} µs"
-    return f"{number:,.0f} {unit}" if abs(number) >= 100 else f"{number:.3g} {unit}"
-
-
 def metrics_table(result, lang: str = "en") -> pd.DataFrame:
     """Every metric of the run: label, value and its one-line definition."""
     rows = [(metric_label(name, lang), format_metric(name, result.metrics[name], lang),
@@ -162,7 +143,7 @@ def scenario_tables(result, lang: str = "en") -> list[pd.DataFrame]:
             ("seed", str(s.seed))]
     head = [t("report.col.field", lang), t("report.col.value", lang)]
     fields = pd.DataFrame([(t(FIELD_IDS[k], lang), v) for k, v in rows], columns=head)
-    params = pd.DataFrame([(k, str(v)) for k, v in sorted(s.params_dict.items())],
+    params = pd.DataFrame([(k, format_number(v)) for k, v in sorted(s.params_dict.items())],
                           columns=[t("report.col.parameter", lang), head[1]])
     return [fields, params]
 

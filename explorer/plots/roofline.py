@@ -2,7 +2,9 @@
 
 Attainable TFLOPS = min(peak, bandwidth x arithmetic intensity). Bandwidth in bytes/ns is
 GB/s, so GB/s x flop/byte = GFLOP/s; the ridge point (where a kernel stops being memory
-bound) is peak / bandwidth in flop/byte. Kernels are drawn as points on top.
+bound) is peak / bandwidth in flop/byte. Kernels are drawn as points on top. Ridges and
+kernels are named in the legend, not on the plot: a kernel near a ridge (a decode layer
+at 7 flop/B) would sit on its label, and a ridge near the right edge would be cut.
 """
 from __future__ import annotations
 
@@ -11,7 +13,17 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from explorer.plots.style import PIPE_COLOURS, SOURCE_COLOURS, base_layout, msg
+from explorer.plots.style import (
+    PIPE_COLOURS,
+    SOURCE_COLOURS,
+    base_layout,
+    log_axis,
+    msg,
+)
+from explorer.plots.text import format_number
+
+#: one marker per kernel drawn (they cycle beyond)
+POINT_SYMBOLS = ("circle", "square", "triangle-up", "diamond-wide", "x", "pentagon")
 
 
 def ridge_intensity(peak_tflops: float, bandwidth_GBps: float) -> float:
@@ -83,49 +95,47 @@ def _add_ceilings(fig: go.Figure, roofs, slopes, x_range: tuple[float, float]) -
 
 
 def _add_ridges(fig: go.Figure, roofs, slopes, lang: str) -> None:
-    """Marker + text at each ridge point: every slope with the top roof, HBM with the rest."""
-    xs, ys, texts = [], [], []
+    """A marker at each ridge point (every slope with the top roof, HBM with the rest),
+    each its own legend entry with its intensity: filled on the top roof, open below."""
+    hover = msg("roofline.hover_ridge", lang, intensity="%{x:.1f}", tflops="%{y:.1f}")
     for index, (_, peak, _, _) in enumerate(roofs):
-        for meta, bw, _, _ in slopes if index == 0 else slopes[:1]:
-            xs.append(ridge_intensity(peak, bw))
-            ys.append(peak)
+        for meta, bw, _, colour in slopes if index == 0 else slopes[:1]:
+            x = ridge_intensity(peak, bw)
             memory = meta.split(":")[1].upper()
-            texts.append(msg("roofline.ridge", lang, memory=memory, value=f"{xs[-1]:.0f}"))
-    if xs:
-        hover = msg("roofline.hover_ridge", lang, intensity="%{x:.1f}", tflops="%{y:.1f}")
-        fig.add_trace(go.Scatter(x=xs, y=ys, text=texts, mode="markers+text", meta="ridges",
-                                 textposition=[("bottom right", "top left")[i % 2]
-                                               for i in range(len(xs))],
-                                 name=msg("roofline.ridges", lang),
-                                 marker=dict(color="#333333", size=8, symbol="diamond"),
-                                 hovertemplate=hover + "<extra></extra>"))
+            fig.add_trace(go.Scatter(
+                x=[x], y=[peak], mode="markers", meta="ridges", legendgroup="ridges",
+                name=msg("roofline.ridge", lang, memory=memory, value=format_number(x, 2)),
+                marker=dict(color=colour, size=10, line=dict(color="#333333", width=1.5),
+                            symbol="diamond" if index == 0 else "diamond-open"),
+                hovertemplate=hover + "<extra></extra>"))
 
 
 def _add_points(fig: go.Figure, points: list[tuple[str, float, float]], lang: str) -> None:
-    """The kernels measured or emulated, labelled."""
-    if not points:
-        return
-    labels, xs, ys = zip(*points)
+    """The kernels measured or emulated, each named in the legend by its label."""
     hover = msg("roofline.hover_point", lang, label="%{text}", intensity="%{x:.2f}",
                 tflops="%{y:.2f}")
-    fig.add_trace(go.Scatter(x=xs, y=ys, text=labels, mode="markers+text", meta="points",
-                             textposition="top center", name=msg("roofline.points", lang),
-                             marker=dict(color="#000000", size=11, symbol="circle"),
-                             hovertemplate=hover + "<extra></extra>"))
+    for index, (label, x, y) in enumerate(points):
+        fig.add_trace(go.Scatter(
+            x=[x], y=[y], text=[label], mode="markers", meta="points", name=label,
+            legendgroup="points",
+            marker=dict(color="#000000", size=11,
+                        symbol=POINT_SYMBOLS[index % len(POINT_SYMBOLS)]),
+            hovertemplate=hover + "<extra></extra>"))
 
 
-def _y_range(roofs, slopes, points, x_min: float) -> list[float] | None:
-    """Log10 y range with head-room above the top roof so it is not drawn on the frame."""
+def _y_span(roofs, slopes, points, x_min: float) -> tuple[float, float]:
+    """TFLOPS shown: head-room above the top roof so it is not drawn on the frame."""
     ys = [r[1] for r in roofs] + [p[2] for p in points]
     ys += [bw * x_min / 1000.0 for _, bw, _, _ in slopes] if roofs else []
     if not ys:
-        return None
-    return [math.log10(min(ys) / 2.0), math.log10(max(ys) * 3.0)]
+        return 0.1, 1000.0
+    return min(ys) / 2.0, max(ys) * 3.0
 
 
 def roofline_figure(chip, points: Sequence[dict] | None, lang: str = "en", *,
                     precision: str = "fp16") -> go.Figure:
-    """Log-log roofline (flop/byte vs TFLOPS) with ridges annotated and kernels as points."""
+    """Log-log roofline (flop/byte vs TFLOPS) with ridges and kernels as points, named in
+    the legend below the plot."""
     roofs, slopes = _roofs(chip, precision, lang), _slopes(chip, lang)
     kept = _valid_points(points)
     ridges = [ridge_intensity(r[1], s[1]) for r in roofs for s in slopes]
@@ -139,12 +149,8 @@ def roofline_figure(chip, points: Sequence[dict] | None, lang: str = "en", *,
     title = msg("roofline.title", lang, chip=chip.display_name)
     if not any(meta == "roof:cube" for meta, *_ in roofs):
         title += msg("roofline.no_cube", lang, precision=precision)
-    base_layout(fig, title)
-    # many legend entries: below the plot, so they never cover the title in a narrow column
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
-                      margin=dict(t=50, b=140))
-    fig.update_xaxes(type="log", title_text=msg("roofline.x_title", lang),
-                     range=[math.log10(x_range[0]), math.log10(x_range[1])])
-    fig.update_yaxes(type="log", title_text=msg("roofline.y_title", lang),
-                     range=_y_range(roofs, slopes, kept, x_range[0]))
+    base_layout(fig, title, height=560)
+    log_axis(fig, "xaxis", x_range, "flop/B", title_text=msg("roofline.x_title", lang))
+    log_axis(fig, "yaxis", _y_span(roofs, slopes, kept, x_range[0]), "TFLOPS",
+             title_text=msg("roofline.y_title", lang))
     return fig

@@ -22,6 +22,8 @@ from explorer.plots.style import (
     byte_unit,
     empty_figure,
     format_bytes,
+    log_axis,
+    log_span,
     msg,
     panels,
     reference_line,
@@ -83,9 +85,8 @@ def accuracy_figure(summary: pd.DataFrame, lang: str = "en", chosen: str = "",
         for col in range(1, len(METRICS) + 1):
             reference_line(fig, "x", float(keep_ratio),
                            dict(dash="dot", color="#000000", width=1.5), panel=col)
-    base_layout(fig, _m("accuracy_title", lang), height=460, yaxis_range=[0, 1.03],
+    base_layout(fig, _m("accuracy_title", lang), height=480, yaxis_range=[0, 1.03],
                 yaxis2_rangemode="tozero", yaxis3_range=[0, 1.03])
-    fig.update_layout(legend=dict(yanchor="top", y=-0.2), margin=dict(b=110))
     fig.update_xaxes(tickformat=".0%", range=[0, 1.03], title_text=_m("ratio_axis", lang))
     return fig
 
@@ -134,7 +135,7 @@ def kept_figure(mask: pd.DataFrame, attention: pd.Series, lang: str = "en",
     title = _m("kept_title_binned" if binned else "kept_title", lang, ratio=ratio,
                tokens=f"{values.shape[1]:,}", width=int(values.shape[1] // max(1, start.size)))
     base_layout(fig, title, height=260 + 34 * len(names), showlegend=False)
-    fig.update_yaxes(type="log", title_text=_m("attention_axis", lang), row=1, col=1)
+    log_axis(fig, "yaxis", log_span(attn), length=80, title_text=_m("attention_axis", lang))
     fig.update_yaxes(autorange="reversed", row=2, col=1)
     fig.update_xaxes(title_text=_m("token_axis", lang), row=2, col=1)
     return fig
@@ -158,7 +159,7 @@ def norm_figure(norms, attention, lang: str = "en", rho: float | None = None) ->
         else _m("norm_title_empty", lang)
     base_layout(fig, title, height=380)
     fig.update_xaxes(title_text=_m("norm_axis", lang))
-    fig.update_yaxes(type="log", title_text=_m("attention_axis", lang))
+    log_axis(fig, "yaxis", log_span(attention[::step]), title_text=_m("attention_axis", lang))
     return fig
 
 

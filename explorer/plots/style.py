@@ -1,10 +1,35 @@
-"""Shared look of every figure: lane order, pipe colours, byte units and message lookup.
+"""Shared look of every figure: lane order, pipe colours, byte units, message lookup, and
+the conventions that keep every figure legible.
 
 Kept in one place so that the timeline, the ratio bars and the block diagram paint a pipe
 the same colour and name it the same way (as Ascend's own tools do: CUBE, VECTOR, SCALAR,
 MTE1, MTE2, MTE3, FIXP) in every language.
+
+Conventions (every figure follows them; tests/test_plot_conventions.py checks them on the
+figures the pages draw, tests/browser/test_figures_browser.py in a real browser):
+
+1. **Words and numbers.** Every string is a message id of the plots catalogues (``msg``);
+   numbers in labels and tables are formatted (``text.format_number``,
+   ``text.format_table``, ``format_bytes``), never a raw float.
+2. **Labels never overlap.** A reference line is named in the legend, not written on the
+   plot (``reference_line``), and so are the points of a crowded plot (the roofline's
+   ridges and kernels, the Pareto chart's configurations). What stays on the plot is
+   placed inside the plot area: paper coordinates in [0, 1], data inside the axis range.
+3. **The legend has a place of its own**, at the bottom of the figure below the axis
+   titles (``base_layout``): never over a title, a subplot title or the data. The top
+   margin is sized to the title's lines plus the subplot titles (``base_layout``).
+4. **Log axes read without guessing**: ticks only at 1, 2, 5 x 10^k, each labelled with
+   its unit ("50 µs", "200 flop/B"), thinned to decades so that labels never touch
+   (``log_axis``, the one helper every log axis uses; its ticks from ``text.log_ticks``).
+5. **A figure explains its surprises** in a caption under its title (``base_layout``'s
+   ``caption``, wrapped to the narrowest column a page draws it in): the thin in-flight
+   bars of the timeline, the drops of HBM throughput to zero while MTE2 is busy.
 """
 from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -12,6 +37,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from explorer.core.i18n import t
+from explorer.plots.text import NARROW_PX, log_ticks, wrap
 
 # Every figure uses Plotly's "plotly_white", made the process's default template here, once:
 # Plotly applies its default template to a new figure without validating it, while an
@@ -119,11 +145,9 @@ def pipe_codes(pipes: pd.Series) -> np.ndarray:
 def empty_figure(message: str, title: str = "") -> go.Figure:
     """A valid figure with no data and a centred message, for empty or unusable input."""
     fig = go.Figure()
-    fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
+    fig.add_annotation(text=wrap(message), x=0.5, y=0.5, xref="paper", yref="paper",
                        showarrow=False, font=dict(size=14))
-    fig.update_layout(title=dict(text=title), template="plotly_white",
-                      xaxis=dict(visible=False), yaxis=dict(visible=False))
-    return fig
+    return base_layout(fig, title, xaxis=dict(visible=False), yaxis=dict(visible=False))
 
 
 def set_layout(fig: go.Figure, **props: object) -> go.Figure:
@@ -140,37 +164,81 @@ def set_layout(fig: go.Figure, **props: object) -> go.Figure:
     return fig
 
 
-def base_layout(fig: go.Figure, title: str, **layout: object) -> go.Figure:
-    """Common layout: title, legend on top (the white template is the default, see
-    TEMPLATE); extra keys passed through."""
-    return set_layout(fig, title=dict(text=title),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
-                      margin=dict(l=60, r=20, t=90, b=50), **layout)
+# ---- layout: title, caption, legend ------------------------------------------------------
+#: px of the top margin: padding, each line of the title (bold) and of a caption, the
+#: subplot titles' row; and the padding a title of several lines needs more (Plotly lifts
+#: such a title by about a line when it is anchored at its top)
+_TITLE_PAD, _TITLE_LINE, _CAPTION_LINE, _SUBPLOT_TITLES = 14, 24, 17, 30
+_LINES_LIFT = 12
+#: px before the title's first character (Plotly places it 5% of the width in)
+_TITLE_INDENT = 40
 
 
-#: where a reference line's label sits: (position along the line, anchors) per Plotly name
-_LABEL_AT = {"top left": (0.0, "left", "bottom"), "top right": (1.0, "right", "bottom"),
-             "bottom left": (0.0, "left", "top"), "bottom right": (1.0, "right", "top"),
-             "top": (1.0, "center", "bottom")}
+def _title_pad(text: str) -> int:
+    return _TITLE_PAD + (_LINES_LIFT if "<br>" in text else 0)
+
+
+def _has_subplot_titles(fig: go.Figure) -> bool:
+    return any(a.yref == "paper" and a.yanchor == "bottom" and (a.y or 0) >= 1.0
+               for a in fig.layout.annotations)
+
+
+def _axis_keys(fig: go.Figure) -> list[str]:
+    keys = [k for k in fig.layout.to_plotly_json() if re.fullmatch(r"[xy]axis\d*", k)]
+    return sorted(set(keys) | {"xaxis", "yaxis"})
+
+
+def titled(title: str, caption: str | Iterable[str] = "", width_px: float = NARROW_PX) -> str:
+    """The title with each caption under it in small type, wrapped to ``width_px``."""
+    captions = [caption] if isinstance(caption, str) else list(caption)
+    lines = [line for text in captions if text  # the title starts ~5% in; sup is ~12 px
+             for line in wrap(text, width_px - _TITLE_INDENT, size=12).split("<br>")]
+    return title + "".join(f'<br><sup><span style="font-weight:normal">{line}</span></sup>'
+                           for line in lines)
+
+
+def _top_margin(fig: go.Figure, text: str) -> int:
+    """Room above the plot for the title's lines, its caption lines and subplot titles."""
+    captions = text.count("<sup>")
+    lines = text.count("<br>") + 1 - captions if text else 0
+    top = _title_pad(text) + _TITLE_LINE * lines + _CAPTION_LINE * captions
+    return max(40, top + (_SUBPLOT_TITLES if _has_subplot_titles(fig) else 0))
+
+
+def base_layout(fig: go.Figure, title: str, *, caption: str | Iterable[str] = "",
+                caption_px: float = NARROW_PX, **layout: object) -> go.Figure:
+    """Common layout: the title at the top with its caption (``titled``, wrapped to
+    ``caption_px``: WIDE_PX for a figure pages draw full width); the legend at the
+    bottom, below the axis titles; a top margin that holds the title and any subplot
+    titles; axes that make room for their labels. Extra keys are passed through, a dict
+    merged into the default (the white template is the default, see TEMPLATE)."""
+    text = titled(title, caption, caption_px)
+    props = dict(title=dict(text=text, yref="container", y=1.0, yanchor="top",
+                            pad=dict(t=_title_pad(text))),
+                 legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom",
+                             x=0.0, xanchor="left"),
+                 margin=dict(l=60, r=20, t=_top_margin(fig, text), b=30),
+                 **{key: dict(automargin=True) for key in _axis_keys(fig)})
+    for key, value in layout.items():
+        if isinstance(value, dict) and isinstance(props.get(key), dict):
+            value = {**props[key], **value}
+        props[key] = value
+    return set_layout(fig, **props)
 
 
 def reference_line(fig: go.Figure, axis: str, value: float, line: dict, text: str = "",
-                   position: str = "top left", panel: int = 1) -> None:
-    """A labelled line across the plot at ``value`` of ``axis`` ("y": horizontal, "x":
-    vertical) in subplot ``panel`` (1 = the first axes): one shape and one annotation,
-    what ``add_hline`` / ``add_vline`` draw, at a fraction of their cost (they resolve
-    subplots for every call, ~4 ms each; ``add_shape`` still validates every keyword)."""
-    along, xanchor, yanchor = _LABEL_AT[position]
+                   panel: int = 1) -> None:
+    """A line across the plot at ``value`` of ``axis`` ("y": horizontal, "x": vertical) in
+    subplot ``panel`` (1 = the first axes), named ``text`` in the legend: labels written
+    on the plot collide as soon as two lines come close (a mean next to its max). One
+    shape, what ``add_hline`` / ``add_vline`` draw, at a fraction of their cost (they
+    resolve subplots for every call, ~4 ms each)."""
     other = "x" if axis == "y" else "y"
     suffix = "" if panel == 1 else str(panel)
     ends = {f"{other}ref": f"{other}{suffix} domain", f"{other}0": 0.0, f"{other}1": 1.0,
             f"{axis}ref": f"{axis}{suffix}", f"{axis}0": value, f"{axis}1": value}
-    fig.layout["shapes"] += (dict(type="line", line=line, **ends),)
-    if text:
-        fig.layout["annotations"] += (dict(
-            text=text, showarrow=False, xanchor=xanchor, yanchor=yanchor,
-            **{f"{other}ref": f"{other}{suffix} domain", other: along,
-               f"{axis}ref": f"{axis}{suffix}", axis: value}),)
+    named = dict(name=text, showlegend=True) if text else {}
+    fig.layout["shapes"] += (dict(type="line", line=line, **ends, **named),)
 
 
 def panels(titles: list[str] | tuple[str, ...], spacing: float) -> go.Figure:
@@ -184,6 +252,28 @@ def panels(titles: list[str] | tuple[str, ...], spacing: float) -> go.Figure:
         layout[f"xaxis{suffix}"] = dict(domain=[left, left + width], anchor=f"y{suffix}")
         layout[f"yaxis{suffix}"] = dict(domain=[0.0, 1.0], anchor=f"x{suffix}")
         layout["annotations"].append(dict(
-            text=title, x=left + width / 2, y=1.0, xref="paper", yref="paper",
-            xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=16)))
+            text=title, x=left + width / 2, y=1.0,
+            xref="paper", yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
+            font=dict(size=14)))
     return go.Figure(layout=layout)
+
+
+# ---- log axes ----------------------------------------------------------------------------
+def log_span(values: Iterable[float], pad: float = 0.08) -> tuple[float, float]:
+    """(low, high) of the positive finite ``values``, ``pad`` decades wider each side."""
+    kept = [float(v) for v in values if v is not None and np.isfinite(v) and v > 0]
+    if not kept:
+        return 1.0, 10.0
+    return min(kept) / 10 ** pad, max(kept) * 10 ** pad
+
+
+def log_axis(fig: go.Figure, key: str, span: tuple[float, float], unit: str = "", *,
+             length: float | None = None, **props: object) -> None:
+    """Make the layout axis ``key`` ("xaxis", "yaxis2", ...) logarithmic over ``span``
+    (data units) with ticks from :func:`log_ticks` (``length``: the axis' px when it is
+    shorter than usual): the one way every figure draws a log axis, so that none labels
+    only decades with bare minor digits."""
+    values, labels, (lo, hi) = log_ticks(*span, unit=unit, axis=key[0], length=length)
+    fig.update_layout({key: dict(type="log", range=[math.log10(lo), math.log10(hi)],
+                                 tickmode="array", tickvals=values, ticktext=labels,
+                                 **props)})

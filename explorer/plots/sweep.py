@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from explorer.core.i18n import t
 from explorer.core.metrics import METRIC_LABEL_IDS, METRICS
+from explorer.plots import style
 from explorer.plots.style import base_layout, empty_figure, msg
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -68,9 +69,11 @@ def _series(table: pd.DataFrame, color: str | None):
 
 def line_figure(table: pd.DataFrame, x: str, metric: str, lang: str = "en", *,
                 color: str | None = None, labels: dict[str, str] | None = None,
-                reasons: pd.Series | None = None) -> go.Figure:
+                reasons: pd.Series | None = None,
+                units: dict[str, str] | None = None) -> go.Figure:
     """``metric`` against ``x``; one line per value of ``color``; refused points are gaps
-    with a hover saying why."""
+    with a hover saying why. A wide numeric ``x`` is a log axis (``style.log_axis``)
+    whose ticks carry ``units[x]`` when given."""
     labels = labels or {}
     if table.empty or table[metric].notna().sum() == 0:
         return empty_figure(_m("empty", lang), metric_label(metric, lang))
@@ -88,8 +91,10 @@ def line_figure(table: pd.DataFrame, x: str, metric: str, lang: str = "en", *,
     base_layout(fig, _m("line_title", lang, metric=metric_label(metric, lang),
                         x=labels.get(x, x)), hovermode="closest",
                 yaxis2=dict(overlaying="y", range=[0, 1], visible=False, fixedrange=True))
-    fig.update_xaxes(title_text=labels.get(x, x),
-                     type="log" if log_axis(table[x]) else "-")
+    fig.update_xaxes(title_text=labels.get(x, x))
+    if log_axis(table[x]):
+        style.log_axis(fig, "xaxis", style.log_span(pd.to_numeric(table[x])),
+                       (units or {}).get(x, ""))
     fig.update_yaxes(title_text=metric_label(metric, lang), selector=dict(anchor="x"))
     return fig
 
@@ -129,12 +134,14 @@ def heatmap_figure(table: pd.DataFrame, x: str, y: str, metric: str, lang: str =
 
 def sweep_figure(table: pd.DataFrame, names, metric: str, lang: str = "en", *,
                  kind: str = "line", labels: dict[str, str] | None = None,
-                 reasons: pd.Series | None = None) -> go.Figure:
+                 reasons: pd.Series | None = None,
+                 units: dict[str, str] | None = None) -> go.Figure:
     """The figure of a sweep over ``names`` (one or two columns): a line chart, or for
-    two parameters and ``kind="heatmap"`` a heat map."""
+    two parameters and ``kind="heatmap"`` a heat map. ``units`` (a parameter's unit by
+    name, optional) labels the ticks of a log axis."""
     names = list(names)
     if kind == "heatmap" and len(names) == 2:
         return heatmap_figure(table, names[0], names[1], metric, lang, labels=labels,
                               reasons=reasons)
     return line_figure(table, names[0], metric, lang, labels=labels, reasons=reasons,
-                       color=names[1] if len(names) == 2 else None)
+                       color=names[1] if len(names) == 2 else None, units=units)

@@ -39,6 +39,7 @@ from explorer.plots.style import (
     pipe_codes,
     pipe_name,
 )
+from explorer.plots.text import WIDE_PX
 
 HEATMAP_BINS = 400
 #: a long timeline of at most this many lanes is drawn as bars at the chart's pixels
@@ -230,13 +231,10 @@ def _exact_figure(rows: pd.DataFrame, lane: np.ndarray, labels: list[str], lang:
     fig = go.Figure()
     in_flight = _exact_traces(fig, rows, lane, labels, lang)
     title = msg("timeline.title_exact", lang, segments=len(rows))
-    if in_flight:
-        title += "<br><sup>" + msg("timeline.caption_in_flight", lang) + "</sup>"
-    extra = 40 if in_flight else 0  # room for the caption line above the legend
-    base_layout(fig, title, barmode="overlay", bargap=1.0 - _BAND,
-                height=max(300, 22 * len(labels) + 140) + extra)
-    if in_flight:
-        fig.update_layout(margin=dict(t=90 + extra))
+    caption = msg("timeline.caption_in_flight", lang) if in_flight else ""
+    base_layout(fig, title, caption=caption, caption_px=WIDE_PX, barmode="overlay",
+                bargap=1.0 - _BAND,
+                height=max(300, 22 * len(labels) + 160) + (40 if in_flight else 0))
     fig.update_xaxes(title_text=msg("timeline.x_title", lang),
                      range=[x_range[0] / _NS_PER_US, x_range[1] / _NS_PER_US])
     fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed",
@@ -257,8 +255,9 @@ def _heatmap_figure(rows: pd.DataFrame, lane: np.ndarray, labels: list[str], lan
         z=util, x=centres / _NS_PER_US, y=labels, zmin=0.0, zmax=1.0, colorscale="Viridis",
         colorbar=dict(title=dict(text=msg("timeline.colorbar", lang)), tickformat=".0%"),
         hovertemplate=hover + "<extra></extra>"))
-    title = msg("timeline.title_heat", lang, segments=len(rows), max_segments=max_segments)
-    base_layout(fig, title, height=max(300, 16 * len(labels) + 160))
+    caption = msg("figures.timeline.heat", lang, segments=len(rows), max_segments=max_segments)
+    base_layout(fig, msg("timeline.title_heat", lang), caption=caption, caption_px=WIDE_PX,
+                height=max(300, 16 * len(labels) + 200))
     fig.update_xaxes(title_text=msg("timeline.x_title", lang))
     fig.update_yaxes(autorange="reversed", title_text=msg("timeline.y_title", lang))
     return fig
@@ -283,8 +282,8 @@ def _pixel_figure(bars: tuple[np.ndarray, np.ndarray, np.ndarray], segments: int
             customdata=np.column_stack([start[sel], end[sel]]) / _NS_PER_US,
             hovertemplate=hover + "<extra></extra>"))
     title = msg("timeline.title_pixels", lang, segments=segments, bars=len(start))
-    base_layout(fig, title, barmode="overlay", bargap=1.0 - _BAND,
-                height=max(300, 22 * len(labels) + 140))
+    base_layout(fig, title, caption=msg("figures.timeline.pixels", lang), caption_px=WIDE_PX,
+                barmode="overlay", bargap=1.0 - _BAND, height=max(300, 22 * len(labels) + 180))
     fig.update_xaxes(title_text=msg("timeline.x_title", lang),
                      range=[x_range[0] / _NS_PER_US, x_range[1] / _NS_PER_US])
     fig.update_yaxes(tickvals=np.arange(len(labels)), ticktext=labels, autorange="reversed",

@@ -2,6 +2,12 @@
 editable thresholds, the bound, and each what-if with a "Try it" button that emulates
 the changed scenario (cached) and shows old against new of the metric it promises.
 
+The bound is the run's metric, shown as a tile in the words of the page's own tile, with
+the sentence that explains it as plain prose: bold markup around CJK punctuation
+("**访存受限：**本次") is not emphasis to a Markdown parser and would show as asterisks.
+The checklist is a static table, so that its long explanations wrap instead of being
+cut, and its verdicts are words with a colour, since chromium may lack an emoji font.
+
 A tried what-if stays shown across reruns (its scenario's key is remembered in the
 session), since a button is only True on the run that follows its click.
 """
@@ -9,26 +15,33 @@ from __future__ import annotations
 
 import urllib.parse
 
+import pandas as pd
 import streamlit as st
 
 from explorer.core import Result
 from explorer.core.advisor import (
-    BOUND_IDS,
     CHECK_IDS,
     CHECKS,
     DEFAULT_THRESHOLDS,
     METRIC_IDS,
+    Advice,
     Tip,
     advise,
+    bound_text,
     checklist_table,
     improved,
     promise_text,
 )
+from explorer.core.metrics import METRIC_DEF_IDS
 from explorer.ui import errors, run_view, state
 from hardware_presets.errors import InputError
 
 TRIED = "adv.tried"  # session key: scenario keys of the what-ifs tried
 THRESHOLD_PREFIX = "advisor.threshold."
+SECTION = "advisor"  # key of the advisor's container (tests find its elements in it)
+#: a check's verdict (None: not applicable) -> CSS of its status cell (dark enough to read)
+STATUS_STYLES = {True: "color: #007A4D; font-weight: 600",
+                 False: "color: #B35900; font-weight: 600", None: "color: #6E6E6E"}
 
 
 def _thresholds() -> dict[str, float]:
@@ -79,16 +92,34 @@ def _show_tip(result: Result, tip: Tip, index: int) -> None:
             _outcome(result, tip)
 
 
+def _checklist(advice: Advice) -> None:
+    """The checklist as a static table: every text wraps, each status word coloured."""
+    table = checklist_table(advice, state.language())
+    styles = [STATUS_STYLES[check.passed] for check in advice.checks]
+    styled = table.style.apply(lambda _: pd.Series(styles, index=table.index),
+                               subset=[state.tr("advisor.col.status")])
+    st.table(styled, hide_index=True)
+
+
+def _bound(advice: Advice) -> None:
+    """The run's bound as the page's Bound tile words it, beside why (plain prose)."""
+    tile, why = st.columns([1, 3], vertical_alignment="center")
+    tile.metric(state.tr("advisor.bound_title"), run_view.metric_value("bound", advice.bound),
+                help=state.tr(METRIC_DEF_IDS["bound"]), border=True)
+    why.markdown(bound_text(advice, state.language()))
+
+
 def show_advisor(result: Result) -> None:
     """The advisor section of a kernel page for ``result``."""
-    st.subheader(state.tr("advisor.title"))
-    st.caption(state.tr("advisor.intro"))
-    advice = advise(result, _thresholds())
-    st.dataframe(checklist_table(advice, state.language()), hide_index=True)
-    st.markdown(f"##### {state.tr('advisor.bound_title')}")
-    st.markdown(state.tr(BOUND_IDS[advice.bound], **advice.bound_values))
-    st.markdown(f"##### {state.tr('advisor.tips_title')}")
-    if not advice.tips:
-        st.info(state.tr("advisor.no_tips"))
-    for i, tip in enumerate(advice.tips):
-        _show_tip(result, tip, i)
+    with st.container(key=SECTION):
+        st.subheader(state.tr("advisor.title"))
+        st.caption(state.tr("advisor.intro"))
+        advice = advise(result, _thresholds())
+        _checklist(advice)
+        _bound(advice)
+        with st.expander(state.tr("advisor.tips_title"), expanded=True,
+                         icon=":material/lightbulb:"):
+            if not advice.tips:
+                st.info(state.tr("advisor.no_tips"))
+            for i, tip in enumerate(advice.tips):
+                _show_tip(result, tip, i)

@@ -18,6 +18,7 @@ from explorer.core import Scenario
 from explorer.core import balance as bl
 from explorer.core.balance import METRICS, Outcome  # balance_explain reads METRICS here
 from explorer.plots import balance as bp
+from explorer.plots import values
 from explorer.ui import run_view, state
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
@@ -41,6 +42,8 @@ GANTT_CAPTION_IDS = {"unsplit": "ui.balance.caption.gantt_unsplit",
                      "emulated": "ui.balance.caption.gantt_emulated"}
 COMPARE_CAPTION_IDS = {"synthetic": "ui.balance.caption.compare_synthetic",
                        "emulated": "ui.balance.caption.compare_emulated"}
+#: each metric's unit, where it is not a ratio
+UNITS = {**dict.fromkeys(bl.TIME_METRICS, "µs"), "cv": values.NUMBER}
 #: the refusal of too much work, by what the core counted
 LIMIT_IDS = {"tasks": "ui.balance.too_many_tasks",
              "instructions": "ui.balance.too_many_instructions"}
@@ -112,10 +115,8 @@ def sweep(cores: int, distribution: str, mean_len: int, max_len: int,
 
 # ---- showing -----------------------------------------------------------------------------
 def _value(name: str, row: dict | pd.Series) -> str:
-    value = bl.metric_value(row, name)
-    if name in bl.TIME_METRICS:
-        return f"{value:,.2f} µs"
-    return f"{value:.3f}" if name == "cv" else f"{value:.1%}"
+    """A balance metric as every table writes it: times in µs or ms, ratios in %."""
+    return run_view.metric_value(name, bl.metric_value(row, name), UNITS.get(name, ""))
 
 
 def show_metrics(outcome: Outcome) -> None:

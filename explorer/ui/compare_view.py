@@ -8,26 +8,37 @@ as resources on the two scenarios (and the language), so a rerun that changes no
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+import kernels
 from explorer.core import Scenario, gallery
 from explorer.core import compare as cmp
+from explorer.core.sweep import CHIP
 from explorer.plots import compare as plots
+from explorer.plots import values
 from explorer.plots.other_reports import compare_report
-from explorer.ui import run_view, state
+from explorer.ui import decode_controls, gemm_controls, run_view, state
+from explorer.ui.kernel_pages import page_of
+from explorer.ui.sweep_controls import knob_label
+from kernels.models import list_models, load_model
 
-COLUMNS = ("metric", "a", "b", "delta", "ratio", "unit", "definition")
+COLUMNS = ("metric", "a", "b", "delta", "ratio", "definition")  # every value with its unit
 #: message ids: the table's column headings, the half-width figures' titles, the downloads
 COLUMN_IDS = {"metric": "ui.compare.col.metric", "a": "ui.compare.col.a", "b": "ui.compare.col.b",
               "delta": "ui.compare.col.delta", "ratio": "ui.compare.col.ratio",
-              "unit": "ui.compare.col.unit", "definition": "ui.compare.col.definition"}
+              "definition": "ui.compare.col.definition"}
 FIGURE_TITLE_IDS = {"traffic": "ui.compare.traffic_title", "ratio": "ui.compare.ratio_title"}
 DOWNLOAD_IDS = {"a": "ui.compare.download_a", "b": "ui.compare.download_b"}
-#: unitless metrics that are counts, not ratios (run_view shows a unitless value in %)
-COUNTS = ("instructions", "cores_used")
+#: the scenario's own fields in the diff, named as the report names them
+FIELD_IDS = {"preset": "report.field.preset", "kernel": "report.field.kernel",
+             "seed": "report.field.seed"}
+#: the name of each choice of a kernel's parameters, by parameter (the kernel pages' tables)
+CHOICE_IDS = {"decode": decode_controls.CHOICE_IDS,
+              "gemm": {"policy": gemm_controls.POLICY_IDS, "balance": gemm_controls.BALANCE_IDS,
+                       "split_k_mode": gemm_controls.SPLIT_K_MODE_IDS,
+                       "sparsity": gemm_controls.SPARSITY_IDS}}
 
 
 @st.cache_resource(max_entries=8, show_spinner=False,
@@ -51,10 +62,26 @@ def figure(kind: str, a: Scenario, b: Scenario, lang: str) -> go.Figure:
 
 
 # ---- text --------------------------------------------------------------------------------
-def _text(value: object) -> str:
-    if value is None:
-        return "-"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+def field_name(kernel: str, field: str) -> str:
+    """A differing field as the pages label it: "Chip preset", "BUFFER_NUM (buffer_num)"."""
+    if field in FIELD_IDS:
+        return state.tr(FIELD_IDS[field])
+    group, _, name = field.partition(".")
+    return knob_label(kernel, CHIP + name if group == "overrides" else name, state.language())
+
+
+def field_value(kernel: str, field: str, value: object) -> str:
+    """A field's value as the pages show it: a model or a choice by its name, the kernel
+    by its title, numbers and flags as every table writes them."""
+    name = field.partition(".")[2]
+    ids = CHOICE_IDS.get(kernel, {}).get(name, {})
+    if value in ids:
+        return state.tr(ids[value])
+    if name == "model" and value in list_models():
+        return load_model(value).display_name
+    if field == "kernel" and value in kernels.KERNELS:
+        return page_of(value).title(state.language())
+    return run_view.metric_value(field, value, values.NUMBER)
 
 
 def show_diff(c: cmp.Comparison) -> None:
@@ -63,7 +90,9 @@ def show_diff(c: cmp.Comparison) -> None:
     if not c.diff:
         st.info(state.tr("ui.compare.no_diff"), icon=":material/drag_handle:")
         return
-    rows = pd.DataFrame([(f, _text(a), _text(b)) for f, a, b in c.diff],
+    kernel = c.a.scenario.kernel
+    rows = pd.DataFrame([(field_name(kernel, f), field_value(kernel, f, a),
+                          field_value(c.b.scenario.kernel, f, b)) for f, a, b in c.diff],
                         columns=[state.tr("ui.compare.field"), state.tr("ui.compare.col.a"),
                                  state.tr("ui.compare.col.b")])
     st.dataframe(rows, hide_index=True, width="stretch")
@@ -80,31 +109,24 @@ def show_sentences(c: cmp.Comparison) -> None:
     st.markdown("\n".join(f"- {cmp.say(s, state.language())}" for s in found))
 
 
-def _number(value: float, digits: str = ",.4g") -> str:
-    return "-" if value is None or not np.isfinite(value) else format(value, digits)
-
-
-def _value(name: str, value: object) -> str:
-    return f"{int(value):,}" if name in COUNTS else run_view.metric_value(name, value)
-
-
 def display_table(c: cmp.Comparison) -> pd.DataFrame:
-    """The metric table as the page shows it: translated labels, values as text."""
-    table = c.table
+    """The metric table as the page shows it: translated labels, every value and change
+    in its metric's unit (a ratio's change in percentage points)."""
+    table, value = c.table, run_view.metric_value
     return pd.DataFrame({
         "metric": [run_view.metric_label(m) for m in table["metric"]],
-        "a": [_value(m, v) for m, v in zip(table["metric"], table["a"])],
-        "b": [_value(m, v) for m, v in zip(table["metric"], table["b"])],
-        "delta": [_number(v) for v in table["delta"]],
-        "ratio": [_number(v, ".3f") for v in table["ratio"]],
-        "unit": table["unit"],
+        "a": [value(m, v) for m, v in zip(table["metric"], table["a"])],
+        "b": [value(m, v) for m, v in zip(table["metric"], table["b"])],
+        "delta": [run_view.metric_delta(m, v) for m, v in zip(table["metric"], table["delta"])],
+        "ratio": [value(m, v, values.NUMBER) for m, v in zip(table["metric"], table["ratio"])],
         "definition": [state.tr(d) for d in table["definition"]],
     }).rename(columns={k: state.tr(COLUMN_IDS[k]) for k in COLUMNS})
 
 
 def show_table(c: cmp.Comparison) -> None:
     st.subheader(state.tr("ui.compare.table_title"))
-    st.dataframe(display_table(c), hide_index=True, width="stretch")
+    table = display_table(c)
+    st.dataframe(table, hide_index=True, width="stretch", **run_view.wrapped(table))
 
 
 # ---- figures and downloads ---------------------------------------------------------------

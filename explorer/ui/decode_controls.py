@@ -1,33 +1,51 @@
 """Controls of the "KV cache and decode" page, generated from ``kernels.decode.params.PARAMS``.
 
 Three groups, as a serving engineer meets them: the workload (model or a custom shape,
-batch, context lengths, KV and weight precisions), the cache (layout, block size, how
-the new token is appended) and the kernel (attention implementation, cores, BUFFER_NUM,
-task policy, tile and head grouping, split-KV chunk).
+batch, context lengths, KV and weight precisions, the cards the model is split over), the
+cache (layout, block size, how the new token is appended) and the kernel (attention
+implementation, cores, BUFFER_NUM, task policy, tile and head grouping, split-KV chunk).
 
-The page starts small (Llama 3 8B, 8 sequences of 2K tokens) so it answers in a blink;
-the chip decides block_dim's range (it follows a preset change when it was "all cores",
-0). Whatever the kernel refuses (a length list of the wrong size, a tile too big for UB)
-is shown as a translated error by the page (``errors.show`` with this page's labels,
-``label_id``); the controls keep the value to fix.
+The page starts small (Llama 3 8B, 8 sequences of 2K tokens) so it answers in a blink.
+Widgets offer only values the page runs: before they are drawn, ``fit`` asks the page's
+own checks (``Runs``: the kernel's check, HBM, the emulation size, on what the page
+emulates) for the largest batch, mean_len and max_len with the other settings as they
+are; the chip and the kernel give block_dim's and heads_per_pass's ranges. A value the
+page would refuse (from a link, or after another setting or the chip changed) moves into
+its range with a notice that shows the refusal, led by the field's label.
+A model whose weights do not fit one chip is split over the fewest cards that hold it
+(``cards``, tensor parallelism as the multi-card page splits it), and the model list says
+so before it is picked. Choosing "explicit list" fills the list with the lengths the page
+just showed. What the kernel still refuses (a typed list of the wrong size, a tile too big
+for UB) is shown as a translated error by the page (``errors.show`` with ``label_id``).
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
 import streamlit as st
 
+from explorer.core import Scenario
+from explorer.core import multicard as mc
 from explorer.core.i18n import t
 from explorer.ui import errors, state, widgets
 from explorer.ui.gemm_controls import labels
+from explorer.ui.multicard_view import ALL_CARDS
 from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
+from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
-from kernels.models import load_model
+from kernels.decode import workload as wl
+from kernels.decode.kv_memory import max_batch_that_fits
+from kernels.models import ModelShape, load_model, model_from_dict
 
-SPECS = {spec.name: spec for spec in (*dp.PARAMS, widgets.SEED_SPEC)}
+#: the page's own parameter: cards the model is split over (the kernel's ``tp`` is the share
+#: it runs, which the page derives from this); 0 = the fewest whose weight share fits
+CARDS_SPEC = ParamSpec("cards", int, 0, 0, max(ALL_CARDS), unit="cards (0 = auto)")
+SPECS = {spec.name: spec for spec in (*dp.PARAMS, CARDS_SPEC, widgets.SEED_SPEC)}
 PAGE_PHASES = ("layer", "both", "append", "attention")  # compression: the sparse page
 PREFIX = "dc."  # session keys of this page's values: dc.batch, dc.impl, ...
 LABELS = "ui.decode.param"  # <LABELS>.<name>.label / .help
@@ -67,18 +85,36 @@ EXAMPLES = {
 
 
 PAGE = PageParams(PREFIX, SPECS, UI_DEFAULTS, EXAMPLES)
-key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
+key, value = PAGE.key, PAGE.value
 #: the label of each parameter, for ``errors.show`` ("Batch (params.batch)")
 label_id = errors.param_labels(SPECS, LABELS)
+#: the parameters the page draws, in the order of its widgets (the others keep the kernel's
+#: defaults: the sparse policy is the sparse page's)
+PAGE_NAMES = ("model", *(f"custom_{n}" for n in dp.CUSTOM_FIELDS), "batch", "distribution",
+              "mean_len", "lengths", "max_len", "kv_dtype", "weight_dtype", "cards", "layout",
+              "block_size", "allocation", "append", "phases", "allow_overcommit", "impl",
+              "block_dim", "buffer_num", "policy", "inter_core_cost", "tile_tokens",
+              "heads_per_pass", "split_tokens", "seed")
+#: the log-scale parameters whose range the page's own checks decide, in the order fitted
+FITTED = ("batch", "mean_len", "max_len")
+#: session key of the distribution the lengths were last drawn from (the list starts there)
+DRAWN_FROM = "dc_drawn_from"
+#: the page's checks of kernel parameters and a seed: InputError when it would not run them
+Runs = Callable[[dict, int], None]
+#: a value brought into its range: the parameter, the refusal it met, the value used
+Notice = tuple[str, InputError, object]
 
 
 def default(name: str) -> object:
     return UI_DEFAULTS.get(name, SPECS[name].default)
 
 
+def current() -> dict:
+    """The page's parameters as the session holds them (the widgets mirror these values)."""
+    return {name: value(name) for name in PAGE_NAMES}
+
+
 # ---- URL and examples --------------------------------------------------------------------
-
-
 def url_params(p: dict) -> dict:
     """The parameters that describe the scenario (unused ones are left out of links)."""
     skip = set()
@@ -100,11 +136,252 @@ def examples() -> None:
     PAGE.example_row("ui.decode.example", "dc_example")
 
 
-# ---- widgets -----------------------------------------------------------------------------
-def _model_label() -> Callable[[str], str]:
+# ---- cards: a model split by tensor parallelism ------------------------------------------
+def _model_key(p: dict) -> tuple:
+    """What identifies the model of page parameters (a preset's name, or the custom shape)."""
+    if p["model"] != dp.CUSTOM:
+        return (("model", p["model"]),)
+    return (("model", dp.CUSTOM), *((f"custom_{n}", p[f"custom_{n}"]) for n in dp.CUSTOM_FIELDS))
+
+
+@functools.lru_cache(maxsize=64)
+def _whole(preset: str, overrides: tuple, model: tuple) -> Scenario:
+    """A decode scenario of the model alone (what the multi-card split reads)."""
+    return Scenario.make(preset, "decode", dict(model), dict(overrides))
+
+
+@functools.lru_cache(maxsize=64)
+def _shares(preset: str, overrides: tuple, model: tuple) -> tuple:
+    """For each count of ALL_CARDS, one card's share of the model (shape items), or None
+    when that count cannot split it into whole heads and widths (multicard's rule)."""
+    whole = _whole(preset, overrides, model)
+    shares = []
+    for cards in ALL_CARDS:
+        try:
+            shares.append(tuple(mc.per_card_shape(whole, cards).items()))
+        except InputError:
+            shares.append(None)
+    return tuple(shares)
+
+
+def _scope(p: dict) -> tuple:
+    return state.preset(), tuple(sorted(state.overrides().items())), _model_key(p)
+
+
+def whole_model(p: dict) -> ModelShape:
+    """The model of page parameters as a whole, before any split over cards."""
+    return dp.model_of(_whole(*_scope(p)).params_dict)
+
+
+@functools.lru_cache(maxsize=256)
+def _weights_fit(chip: Chip, share: tuple, weight_dtype: str) -> bool:
+    """Whether one card's share of the weights fits its HBM (the kernel's own test)."""
+    model = model_from_dict(dict(share), origin="params.cards")
+    return max_batch_that_fits(model, chip, 1, weight_dtype=weight_dtype)["weights_fit"]
+
+
+def card_counts(chip: Chip, p: dict) -> tuple[int, ...]:
+    """The card counts that split the model whole and, unless overcommit is allowed, leave
+    every card weights that fit its HBM (none for a custom shape the kernel refuses)."""
+    try:
+        shares = _shares(*_scope(p))
+    except InputError:
+        return ()
+    return tuple(cards for cards, share in zip(ALL_CARDS, shares) if share is not None and (
+        p["allow_overcommit"] or _weights_fit(chip, share, p["weight_dtype"])))
+
+
+def fewest_cards(chip: Chip, p: dict) -> int:
+    """What "auto" means: the fewest cards whose weight share fits one chip (1 if none)."""
+    fitting = card_counts(chip, {**p, "allow_overcommit": False})
+    return fitting[0] if fitting else 1
+
+
+def cards_of(chip: Chip, p: dict) -> int:
+    """The cards the model is split over (auto resolved)."""
+    return p["cards"] or fewest_cards(chip, p)
+
+
+def emulated(chip: Chip, p: dict) -> dict:
+    """The kernel parameters of what the page emulates for page parameters ``p``: the model
+    itself on one card, or one card's share of it as the multi-card page splits it (the
+    custom shape of 1/cards of the heads, widths and parameters, ``tp`` = cards)."""
+    run = {k: v for k, v in p.items() if k not in ("cards", "seed")}
+    cards = cards_of(chip, p)
+    if cards == 1:
+        return run
+    share = _shares(*_scope(p))[ALL_CARDS.index(cards)]
+    if share is None:  # refused: in the multi-card split's own words
+        mc.per_card_shape(_whole(*_scope(p)), cards)
+    return {**run, **{f"custom_{k}": v for k, v in share}, "model": dp.CUSTOM, "tp": cards}
+
+
+# ---- what the page accepts: values brought into range, and the widgets' ranges ----------
+def _drawn_lengths() -> str:
+    """The lengths the page showed, as a list: drawn from the distribution before "explicit
+    list" (the same seed), "" when they cannot be drawn (the page says why)."""
+    p = current()
+    drawn = {**p, "distribution": st.session_state.get(DRAWN_FROM, default("distribution"))}
+    try:
+        lengths = wl.lengths_from_params(wl.BatchParams.of(drawn),
+                                         np.random.default_rng(p["seed"]))
+    except InputError:
+        return ""
+    return ", ".join(str(n) for n in lengths)
+
+
+def _prefill_lengths() -> None:
+    """Keep the distribution the lengths are drawn from; choosing "explicit list" while the
+    list is empty fills it with the lengths the page showed, so the switch keeps the
+    results instead of refusing an empty list. A list typed is never replaced."""
+    if value("distribution") != "list":
+        st.session_state[DRAWN_FROM] = value("distribution")
+    elif not str(value("lengths")).strip():
+        st.session_state[key("lengths")] = _drawn_lengths()
+
+
+class _Fit:
+    """The session's page parameters brought into what the page runs (``runs`` on what it
+    emulates), and the ranges the widgets offer. A value moves only when the page refuses
+    it, and then with a notice: the refusal it met and the value used instead."""
+
+    def __init__(self, chip: Chip, runs: Runs) -> None:
+        self.chip, self.runs, self.p = chip, runs, current()
+        self.notices: list[Notice] = []
+
+    def refusal(self, **changes) -> InputError | None:
+        """What the page would refuse with ``changes`` to its parameters (None: it runs)."""
+        p = {**self.p, **changes}
+        try:
+            self.runs(emulated(self.chip, p), p["seed"])
+        except InputError as exc:
+            return exc
+        return None
+
+    def move(self, name: str, exc: InputError, used: object) -> None:
+        self.notices.append((name, exc, used))
+        self.p[name] = st.session_state[key(name)] = used
+
+    def bound(self, name: str, hi: int | None) -> int | None:
+        """The widget's maximum for ``name`` from the largest value that runs (``hi``, None
+        when unknown); the value moves down to it only if the page refuses the one it has."""
+        if hi is None or self.p[name] <= hi:
+            return hi
+        exc = self.refusal()
+        if exc is None:
+            return self.p[name]
+        self.move(name, exc, hi)
+        return hi
+
+    def cards(self) -> None:
+        """A card count that no longer splits the model into shares that fit (another
+        model, precision or chip) goes back to auto."""
+        counts, cards = card_counts(self.chip, self.p), self.p["cards"]
+        if cards and counts and cards not in counts:
+            exc = InputError("params.cards", cards, state.tr(
+                "ui.decode.cards.refusal", counts=", ".join(map(str, counts)),
+                model=whole_model(self.p).display_name, dtype=self.p["weight_dtype"],
+                chip=self.chip.display_name))
+            self.move("cards", exc, 0)
+
+    def heads(self) -> int | None:
+        """The most KV heads per pass the kernel takes (what its auto resolves to), None
+        while it refuses the parameters for another reason."""
+        try:
+            run = emulated(self.chip, {**self.p, "heads_per_pass": 0})
+            return int(dp.check(self.chip, run)["heads_per_pass"])
+        except InputError:
+            return None
+
+    def floor(self, name: str) -> int:
+        """The smallest value offered: max_len starts at mean_len (or the longest listed
+        length), never above the value it has."""
+        spec, p = SPECS[name], self.p
+        lo = int(p["mean_len"]) if name == "max_len" else int(spec.min)
+        if name == "max_len" and p["distribution"] == "list":
+            try:
+                lo = max(wl.parse_lengths(p["lengths"]))
+            except InputError:
+                lo = int(spec.min)
+        return max(int(spec.min), min(lo, int(p[name]), int(spec.max)))
+
+    def largest(self, name: str) -> int | None:
+        """The largest value a log-scale widget offers (powers of two and the value held)
+        with which the page runs, by bisection (its checks refuse from some size on); None
+        when even the smallest does not run: something else is wrong, the page says what."""
+        values = widgets.powers_of_two(self.floor(name), SPECS[name].max, keep=self.p[name])
+        if not values or self.refusal(**{name: values[0]}) is not None:
+            return None
+        lo, hi = 0, len(values) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if self.refusal(**{name: values[mid]}) is None else (lo, mid - 1)
+        return values[lo]
+
+    def lengths(self) -> dict:
+        """The largest batch, mean_len and max_len (mean_len and batch follow a typed list);
+        a value moved changes the others' ranges, so they are fitted again until none moves."""
+        limits: dict = {}
+        for _ in range(len(FITTED)):
+            moved = len(self.notices)
+            for name in FITTED:
+                listed = self.p["distribution"] == "list" and name != "max_len"
+                limits[name] = None if listed else self.bound(name, self.largest(name))
+            if len(self.notices) == moved:
+                break
+        return limits
+
+
+def fit(chip: Chip, runs: Runs) -> tuple[dict, list[Notice]]:
+    """The widgets' ranges, each value brought into its range first (cards, block_dim up to
+    the chip's vector cores, heads_per_pass up to what UB holds, then the largest batch,
+    mean_len and max_len that ``runs`` accepts), and the notices of the values moved."""
+    f = _Fit(chip, runs)
+    f.cards()
+    limits = {"block_dim": f.bound("block_dim", dp.block_dim_limit(chip)),
+              "heads_per_pass": f.bound("heads_per_pass", f.heads()), **f.lengths()}
+    limits["max_len_floor"] = f.floor("max_len")
+    return limits, f.notices
+
+
+def show_notices(notices: list[Notice]) -> None:
+    """Each value the page moved: the refusal it met, led by the field's label, and the
+    value the page runs with instead."""
     lang = state.language()
-    return lambda name: t("ui.decode.custom_model", lang) if name == dp.CUSTOM else \
-        load_model(name).display_name
+    for name, exc, used in notices:
+        shown = state.tr("ui.decode.cards.auto", cards=fewest_cards(state.chip(), current())) \
+            if name == "cards" else f"{used:,}"
+        st.warning(errors.message(exc, lang, label_id=label_id) + "\n\n" + state.tr(
+            "ui.decode.fit.moved", label=widgets.param_label(SPECS[name], LABELS),
+            value=shown), icon=":material/tune:")
+
+
+def take_url(chip: Chip) -> list[InputError]:
+    """Copy the URL's parameters into session state; returns the refused ones, block_dim's
+    naming this chip's range (not the parameter's 0 to 256)."""
+    return [dp.block_dim_refusal(chip, exc) for exc in PAGE.take_url()]
+
+
+# ---- widgets -----------------------------------------------------------------------------
+def _model_labels(chip: Chip) -> Callable[[str], str]:
+    """Each model's name, with the cards it needs when its weights do not fit one chip."""
+    lang, p, names = state.language(), current(), {}
+    for name in SPECS["model"].choices:
+        if name == dp.CUSTOM:
+            names[name] = t("ui.decode.custom_model", lang)
+            continue
+        display, cards = load_model(name).display_name, fewest_cards(chip, {**p, "model": name})
+        names[name] = t("ui.decode.cards.model", lang, model=display, cards=cards) \
+            if cards > 1 else display
+    return names.__getitem__
+
+
+def _cards(chip: Chip, where) -> None:
+    """The cards the model is split over: auto, or a count that splits it into shares that
+    fit (any count that splits it when overcommit is allowed)."""
+    auto = state.tr("ui.decode.cards.auto", cards=fewest_cards(chip, current()))
+    options = sorted({0, *card_counts(chip, current()), int(value("cards"))})
+    _widget("cards", where, options=options, format_func=lambda n: auto if n == 0 else str(n))
 
 
 def _widget(name: str, where, spec: ParamSpec | None = None, **kwargs):
@@ -119,15 +396,9 @@ def _choice(name: str, where, choices: tuple | None = None):
     return _widget(name, where, spec, format_func=labels(CHOICE_IDS[name]))
 
 
-def _clamp(name: str, hi: int) -> int:
-    """Keep an integer parameter within [its minimum, hi]; returns hi."""
-    lo = int(SPECS[name].min)
-    st.session_state[key(name)] = min(max(int(value(name)), lo), max(hi, lo))
-    return hi
-
-
 def _number(name: str, where, **kwargs):
-    """A plain number input (floats, or integers whose slider would be too long)."""
+    """A plain number input (floats, or integers whose slider would be too long) over the
+    parameter's range."""
     spec = SPECS[name]
     return where.number_input(
         widgets.param_label(spec, LABELS), min_value=spec.kind(spec.min),
@@ -135,98 +406,91 @@ def _number(name: str, where, **kwargs):
         **kwargs, **state.bound(key(name), value(name)))
 
 
-def _custom_shape(p: dict, where) -> dict:
+def _custom_shape(where) -> None:
     """The custom model's shape fields (only when the model is "custom")."""
     with where.expander(state.tr("ui.decode.custom_title"), expanded=True):
         for name in dp.CUSTOM_FIELDS:
             field = f"custom_{name}"
-            p[field] = (_number(field, st, format="%g") if name in ("params_B", "hidden")
-                        else _widget(field, st))
-    return p
+            if name in ("params_B", "hidden"):
+                _number(field, st, format="%g")
+            else:
+                _widget(field, st)
 
 
-def _lengths(p: dict, where) -> dict:
-    """Mean and max length, or the explicit list of lengths."""
-    if p["distribution"] == "list":
+def _lengths(limits: dict, where) -> None:
+    """Mean and max length (max_len from mean_len up), or the explicit list of lengths."""
+    if value("distribution") == "list":
         spec = SPECS["lengths"]
-        p["lengths"] = where.text_input(
+        where.text_input(
             widgets.param_label(spec, LABELS), help=widgets.param_help(spec, prefix=LABELS),
             placeholder="2048, 512, 8192", **state.bound(key("lengths"), value("lengths")))
     else:
-        p["mean_len"] = _widget("mean_len", where)
-        p["lengths"] = value("lengths")
-    p["max_len"] = _widget("max_len", where)
-    return p
+        _widget("mean_len", where, max_value=limits["mean_len"])
+    spec = replace(SPECS["max_len"], min=limits["max_len_floor"])
+    _widget("max_len", where, spec, max_value=limits["max_len"])
 
 
-def _workload(where) -> dict:
-    """Model, batch, context lengths, KV and weight precisions."""
+def _workload(chip: Chip, limits: dict, where) -> None:
+    """Model, batch, context lengths, KV and weight precisions, cards."""
     where.markdown(f"**{state.tr('ui.decode.group.workload')}**")
-    p = {"model": _widget("model", where, format_func=_model_label())}
-    if p["model"] == dp.CUSTOM:
-        p = _custom_shape(p, where)
-    else:
-        p.update({f"custom_{n}": value(f"custom_{n}") for n in dp.CUSTOM_FIELDS})
-    p["batch"] = _widget("batch", where)
-    p["distribution"] = _choice("distribution", where)
-    p = _lengths(p, where)
-    p["kv_dtype"] = _widget("kv_dtype", where)
-    p["weight_dtype"] = _widget("weight_dtype", where)
-    return p
+    _widget("model", where, format_func=_model_labels(chip))
+    if value("model") == dp.CUSTOM:
+        _custom_shape(where)
+    _widget("batch", where, max_value=limits["batch"])
+    _choice("distribution", where)
+    _lengths(limits, where)
+    _widget("kv_dtype", where)
+    _widget("weight_dtype", where)
+    _cards(chip, where)
 
 
-def _cache(p: dict, where) -> dict:
+def _cache(where) -> None:
     """Layout (and its blocks), append strategy and which phases run."""
     where.markdown(f"**{state.tr('ui.decode.group.cache')}**")
-    p["layout"] = _choice("layout", where)
-    if p["layout"] == "paged":
-        p["block_size"] = _widget("block_size", where)
-        p["allocation"] = _choice("allocation", where)
-    else:
-        p["block_size"], p["allocation"] = value("block_size"), value("allocation")
-    p["append"] = _choice("append", where)
-    p["phases"] = _choice("phases", where, PAGE_PHASES)
-    p["allow_overcommit"] = _widget("allow_overcommit", where)
-    return p
+    _choice("layout", where)
+    if value("layout") == "paged":
+        _widget("block_size", where)
+        _choice("allocation", where)
+    _choice("append", where)
+    _choice("phases", where, PAGE_PHASES)
+    _widget("allow_overcommit", where)
 
 
-def _kernel(chip: Chip, p: dict, where) -> dict:
+def _kernel(chip: Chip, limits: dict, where) -> None:
     """Implementation, cores, BUFFER_NUM, policy, tile, heads per pass, split chunk."""
     where.markdown(f"**{state.tr('ui.decode.group.kernel')}**")
-    p["impl"] = _choice("impl", where)
-    cores = len(chip.vector_core_ids())
-    p["block_dim"] = _widget("block_dim", where, max_value=_clamp("block_dim", cores),
-                             extra_help=state.tr("ui.decode.block_dim_max", cores=cores,
-                                                 cube=chip.ai_cores, chip=chip.display_name))
-    p["buffer_num"] = _widget("buffer_num", where)
-    p["policy"] = _choice("policy", where)
-    if p["policy"] in ("lpt", "cluster_lpt"):
-        p["inter_core_cost"] = _number("inter_core_cost", where, step=50.0)
-    else:
-        p["inter_core_cost"] = value("inter_core_cost")
-    p["tile_tokens"] = _number("tile_tokens", where, step=16)
-    p["heads_per_pass"] = _widget("heads_per_pass", where,
-                                  max_value=_clamp("heads_per_pass", _kv_heads(p)))
-    if p["impl"] == "split_kv":
-        p["split_tokens"] = _number("split_tokens", where, step=256)
-    else:
-        p["split_tokens"] = value("split_tokens")
-    return p
+    _choice("impl", where)
+    _widget("block_dim", where, max_value=limits["block_dim"],
+            extra_help=state.tr("ui.decode.block_dim_max", cores=dp.block_dim_limit(chip),
+                                cube=chip.ai_cores, chip=chip.display_name))
+    _widget("buffer_num", where)
+    _choice("policy", where)
+    if value("policy") in ("lpt", "cluster_lpt"):
+        _number("inter_core_cost", where, step=50.0)
+    _number("tile_tokens", where, step=16)
+    _widget("heads_per_pass", where, max_value=limits["heads_per_pass"] or _kv_heads())
+    if value("impl") == "split_kv":
+        _number("split_tokens", where, step=256)
 
 
-def _kv_heads(p: dict) -> int:
-    """KV heads of the chosen model (the custom one may be invalid: its field's range)."""
-    if p["model"] == dp.CUSTOM:
-        return int(p.get("custom_kv_heads", SPECS["custom_kv_heads"].max))
-    return load_model(p["model"]).kv_heads
+def _kv_heads() -> int:
+    """heads_per_pass's range while the kernel refuses the parameters for another reason:
+    the chosen model's KV heads, and at least the value held (the page says what is wrong)."""
+    heads = value("custom_kv_heads") if value("model") == dp.CUSTOM else \
+        load_model(value("model")).kv_heads
+    return max(int(heads), int(value("heads_per_pass")))
 
 
-def controls(chip: Chip) -> dict:
-    """Draw every parameter widget in three bordered columns; returns the parameters and
-    the scenario's seed (key "seed": it draws the lengths and the block table)."""
+def controls(chip: Chip, runs: Runs) -> tuple[dict, list[Notice]]:
+    """Draw every parameter widget in three bordered columns, each value first brought into
+    the range the page runs (``fit``, ``runs`` being the page's checks); returns the page's
+    parameters (the seed, key "seed", draws the lengths and the block table) and the
+    notices of the values moved."""
+    _prefill_lengths()
+    limits, notices = fit(chip, runs)
     left, middle, right = (column.container(border=True) for column in st.columns(3))
-    p = _workload(left)
-    p = _cache(p, middle)
-    p = _kernel(chip, p, right)
-    p["seed"] = _number("seed", right, step=1)
-    return p
+    _workload(chip, limits, left)
+    _cache(middle)
+    _kernel(chip, limits, right)
+    _number("seed", right, step=1)
+    return current(), notices

@@ -1,8 +1,10 @@
-"""The decode page's explanations: the blog's KV-cache claim recomputed from the model
-preset, the UB (or L1/L0) plan behind heads_per_pass and the tile with the numbers on
-screen next to the blog's formula, why the step gets as close to the HBM roof as it does,
-and how the kernel maps to Ascend C (TQue ping-pong, DataCopy, the AIC/AIV split,
-CrossCoreSetFlag / WaitFlag, flash-decoding's log-sum-exp combine).
+"""The decode page's explanations: why and how a model is split over cards (one card's
+share is what the page emulates), the blog's KV-cache claim recomputed from the model
+preset (sizes in the page's binary units, the blog's own figure quoted as it wrote it),
+the UB (or L1/L0) plan behind heads_per_pass and the tile with the numbers on screen next
+to the blog's formula, why the step gets as close to the HBM roof as it does, and how the
+kernel maps to Ascend C (TQue ping-pong, DataCopy, the AIC/AIV split, CrossCoreSetFlag /
+WaitFlag, flash-decoding's log-sum-exp combine).
 
 The prose lives in the catalogues (``ui.decode.explain.*``, ``ui.decode.blog.*``); here
 only the live numbers are computed. The blog's own figures are quoted as its claims and
@@ -19,12 +21,13 @@ from explorer.ui import state
 from explorer.ui.gemm_explain import literal
 from hardware_presets import Chip
 from kernels.decode import params as dp
-from kernels.models import load_model
+from kernels.decode.kv_memory import max_batch_that_fits
+from kernels.models import ModelShape, load_model
 
 #: the blog's claim (seed section 3.1), quoted; everything else is computed from presets
 BLOG_MODEL, BLOG_CONTEXT, BLOG_KV_GB, BLOG_RATIO = "llama3-70b", 8192, 48.7, 1.8
 BLOG_UB_BYTES = 256 * 1024  # the blog's UB_CAPACITY
-GB = 1e9
+GB = 1e9  # the blog writes decimal GB: its figure becomes bytes here, shown in GiB
 #: the name of each buffer of the vector attention's UB plan (``dp.vector_ub_bytes``)
 PLAN_PART_IDS = {"kv_tiles": "ui.decode.plan.kv_tiles", "kv_scales": "ui.decode.plan.kv_scales",
                  "fp32_tile": "ui.decode.plan.fp32_tile",
@@ -55,16 +58,36 @@ def show_blog(chip: Chip) -> None:
         st.markdown(state.tr("ui.decode.blog.claim"))
         st.markdown(state.tr(
             "ui.decode.blog.computed", model=m.display_name, layers=m.layers,
-            kv_heads=m.kv_heads, head_dim=m.head_dim,
-            per_token=f"{n['per_token'] // 1024:,}", context=f"{BLOG_CONTEXT:,}",
-            per_seq=f"{n['per_seq'] / GB:.2f}", params=f"{m.params_B:g}",
-            weights=f"{n['weights'] / GB:.1f}", kv=f"{BLOG_KV_GB}",
-            batch=f"{n['batch']:.1f}", ratio=f"{n['ratio']:.2f}", claimed=f"{BLOG_RATIO}",
-            kv_at_ratio=f"{n['kv_at_ratio'] / GB:.1f}",
+            kv_heads=m.kv_heads, head_dim=m.head_dim, per_token=format_bytes(n["per_token"]),
+            context=f"{BLOG_CONTEXT:,}", per_seq=format_bytes(n["per_seq"]),
+            params=f"{m.params_B:g}", weights=format_bytes(n["weights"]), kv=f"{BLOG_KV_GB}",
+            kv_bytes=format_bytes(BLOG_KV_GB * GB), batch=f"{n['batch']:.1f}",
+            ratio=f"{n['ratio']:.2f}", claimed=f"{BLOG_RATIO}",
+            kv_at_ratio=format_bytes(n["kv_at_ratio"]),
             batch_at_ratio=f"{n['batch_at_ratio']:.1f}"))
         chips = -(-n["weights"] // chip.hbm_bytes)
         st.caption(state.tr("ui.decode.blog.chip", chip=chip.display_name,
-                            hbm=f"{chip.hbm_bytes / GB:.1f}", chips=chips))
+                            hbm=format_bytes(chip.hbm_bytes), chips=chips))
+
+
+# ---- a model split over cards ------------------------------------------------------------
+def show_cards(chip: Chip, whole: ModelShape, share: ModelShape, cards: int,
+               weight_dtype: str) -> None:
+    """Why the model is split (its weights do not fit one chip, when so) and what the page
+    emulates: one card's share of the heads, the KV cache and the weights; the all-reduces
+    between the cards are the multi-card page's."""
+    fit = max_batch_that_fits(whole, chip, 1, weight_dtype=weight_dtype)
+    text = state.tr("ui.decode.cards.share", cards=cards,
+                    share=format_bytes(share.weight_bytes(weight_dtype)),
+                    weights=format_bytes(fit["weight_bytes"]), dtype=weight_dtype)
+    if not fit["weights_fit"]:
+        text = state.tr("ui.decode.cards.needed", model=whole.display_name, dtype=weight_dtype,
+                        weights=format_bytes(fit["weight_bytes"]),
+                        hbm=format_bytes(fit["hbm_bytes"]), chip=chip.display_name,
+                        chips=fit["min_chips_for_weights"], cards=cards) + " " + text
+    st.info(text, icon=":material/hub:")
+    st.page_link("explorer/ui/pages/multicard.py", label=state.tr("ui.decode.cards.link"),
+                 icon=":material/hub:")
 
 
 # ---- buffer plans ------------------------------------------------------------------------
@@ -114,7 +137,9 @@ def show_plan(chip: Chip, p: dict) -> None:
     """The buffer plan that decided tile_tokens and heads_per_pass."""
     st.subheader(state.tr("ui.decode.plan.title"))
     st.caption(state.tr("ui.decode.plan.resolved", T=p["tile_tokens"],
-                        heads=p["heads_per_pass"], split=p["split_tokens"] or "—"))
+                        heads=p["heads_per_pass"], split=p["split_tokens"] or "—",
+                        cores=dp.DecodeParams.of(p).vector_cores(chip),
+                        total=dp.block_dim_limit(chip), chip=chip.display_name))
     model = dp.model_of(p)
     if p["impl"] == "cube_vector":
         _cube_plan(chip, p, model)

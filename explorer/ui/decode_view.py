@@ -1,4 +1,6 @@
-"""What the decode page shows about one scenario: the KV memory calculator (before any
+"""What the decode page checks and shows about one scenario: what it refuses before
+emulating (``prepare`` and ``check_runs``: the kernel's check, HBM, the emulation size;
+``runs`` also decides the widgets' ranges), the KV memory calculator (before any
 emulation: the shapes alone decide it), the decode step (time, tokens/s, per-sequence
 completion, the step op by op, every op of the layer emulated), the
 timeline and summary figures of the emulated layer, HBM bandwidth against its peak and
@@ -8,6 +10,8 @@ The step is cached as a resource on the scenario (it reuses ``state.simulate``'s
 layer, so figures drawn through ``run_view`` and the step come from one emulation).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -25,7 +29,7 @@ from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.decode import kernel as decode
 from kernels.decode import params as dp
-from kernels.decode.kv_memory import fragmentation, kv_memory, max_batch_that_fits
+from kernels.decode.kv_memory import fragmentation, hbm_room, kv_memory, max_batch_that_fits
 
 #: the page refuses bigger layer programs: the emulator and the tables would take seconds
 UI_MAX_INSTRUCTIONS = 1_000_000
@@ -70,15 +74,62 @@ def append_only(scenario: Scenario, strategy: str) -> Scenario:
     return scenario.replace(params={"append": strategy, "phases": "append"})
 
 
-# ---- size ------------------------------------------------------------------------------
+# ---- what the page refuses before emulating ---------------------------------------------
+@dataclass(frozen=True)
+class Prepared:
+    """Kernel parameters as given (``run``) and checked (``p``, every auto resolved), and
+    the batch drawn from the seed."""
+
+    run: dict
+    p: dict
+    lengths: np.ndarray
+    layout: object
+
+
+def prepare(chip: Chip, run: dict, seed: int) -> Prepared:
+    """The kernel's check of ``run`` and the batch the seed draws (InputError if refused)."""
+    p = decode.check(chip, run)
+    return Prepared(run, p, *decode.workload(p, np.random.default_rng(seed)))
+
+
+def check_hbm(chip: Chip, w: Prepared) -> None:
+    """Refuse a batch whose reserved KV and weights exceed HBM (unless allow_overcommit),
+    naming the sizes as the rest of the page does."""
+    if w.p["allow_overcommit"]:
+        return
+    model = dp.model_of(w.p)
+    kv = kv_memory(model, len(w.lengths), w.lengths, w.p["kv_dtype"], w.layout)
+    room = hbm_room(model, chip, kv, w.p["weight_dtype"])
+    if not room["fits"]:
+        raise InputError("params.batch", w.p["batch"], state.tr(
+            "ui.decode.mem.refusal", fit=f"{room['max_batch']:,}",
+            kv=format_bytes(room["kv_bytes"]), weights=format_bytes(room["weight_bytes"]),
+            hbm=format_bytes(room["hbm_bytes"]), chip=chip.display_name),
+            hint=state.tr("ui.decode.mem.refusal_hint"))
+
+
 def check_size(chip: Chip, p: dict, lengths) -> None:
     """Refuse layer programs too big to emulate interactively, saying what to change."""
     count = decode.instruction_count(chip, decode.DecodeParams.of(p), lengths)
     if count > UI_MAX_INSTRUCTIONS:
-        raise InputError("params.batch, mean_len", f"{p['batch']} x {int(np.mean(lengths)):,}",
-                         state.tr("ui.decode.too_many", count=f"{count:,}",
-                                  limit=f"{UI_MAX_INSTRUCTIONS:,}"),
-                         hint=state.tr("ui.decode.too_many_hint"))
+        raise InputError("params.batch", p["batch"], state.tr(
+            "ui.decode.too_many", count=f"{count:,}", limit=f"{UI_MAX_INSTRUCTIONS:,}",
+            batch=f"{len(lengths):,}", mean=f"{int(np.mean(lengths)):,}"),
+            hint=state.tr("ui.decode.too_many_hint"))
+
+
+def check_runs(chip: Chip, w: Prepared) -> None:
+    """Refuse what the page would not run: over HBM, or a program too big to emulate here,
+    the whole layer included (the step is built on it whatever the phases)."""
+    check_hbm(chip, w)
+    check_size(chip, w.p, w.lengths)
+    if w.p["phases"] != "layer":
+        check_size(chip, decode.check(chip, {**w.p, "phases": "layer"}), w.lengths)
+
+
+def runs(chip: Chip, run: dict, seed: int) -> None:
+    """Whether the page runs these kernel parameters: InputError if it would refuse them."""
+    check_runs(chip, prepare(chip, run, seed))
 
 
 # ---- KV memory calculator ----------------------------------------------------------------
@@ -262,6 +313,16 @@ def show_append(scenario: Scenario, s: DecodeStep) -> None:
 
 
 # ---- numerics ----------------------------------------------------------------------------
+def notes(s: DecodeStep) -> tuple[tuple[str, dict], ...]:
+    """The step's notes, the overcommit one with its sizes written as on the rest of the
+    page (``format_bytes``) instead of the core's decimal GB."""
+    need = format_bytes(s.kv["reserved_bytes"] + s.fit["weight_bytes"])
+    return tuple(("ui.decode.mem.overcommit_note",
+                  {"need": need, "hbm": format_bytes(s.fit["hbm_bytes"])})
+                 if msg_id == "note.decode_overcommit" else (msg_id, values)
+                 for msg_id, values in s.notes)
+
+
 def show_numerics(s: DecodeStep) -> None:
     """Pass / fail of the float64 check, the worst error vs its bound, what was verified,
     and the step's notes (replicated layer, estimated linear part, overcommit)."""
@@ -271,4 +332,4 @@ def show_numerics(s: DecodeStep) -> None:
                   total=f"{check.total:,}", kv=p["kv_dtype"],
                   out=dp.DecodeParams.of(p).out_dtype)
     run_view.show_check(check, "ui.decode.numerics_pass", "ui.decode.numerics_fail", values,
-                        s.notes)
+                        notes(s))

@@ -54,18 +54,27 @@ def field_label(field: str, lang: str, label_id: LabelId | None = None) -> str:
     """The error's field, led by its translated label: a chip field's when its last word
     names one (and it is not a parameter, "params.<name>"), else the label of the
     parameter it names, the page's (``label_id``) or, for "params.<name>", the kernel
-    parameters' (``ui.param.<name>.label``); the field alone when nothing names it."""
+    parameters' (``ui.param.<name>.label``), each one's for "params.M, N, K"; the field
+    alone when nothing names it (the field stays after the label: it is what a scenario
+    file or a link calls the parameter)."""
     is_param = field.startswith("params.")
     key = re.split(r"[\s:.]+", field.strip())[-1]
     if key in FIELDS and not is_param:
         return f"{t(FIELDS[key].label_id, lang)} ({field})"
     if label_id is None and not is_param:
         return field
-    for name in _names(field):
-        msg_id = label_id(name) if label_id is not None else param_label_id(name)
-        if msg_id and has(msg_id, lang):
-            return f"{t(msg_id, lang)} ({field})"
-    return field
+    several = field.removeprefix("params.").split(", ") if is_param else []
+    if len(several) > 1:  # "params.M, N, K": each one's label, not the last one's alone
+        labels = [_label(name, lang, label_id) for name in several]
+        return f"{', '.join(labels)} ({field})" if all(labels) else field
+    return next((f"{label} ({field})" for name in _names(field)
+                 if (label := _label(name, lang, label_id))), field)
+
+
+def _label(name: str, lang: str, label_id: LabelId | None) -> str:
+    """The translated label of parameter ``name`` ("" when there is none)."""
+    msg_id = label_id(name) if label_id is not None else param_label_id(name)
+    return t(msg_id, lang) if msg_id and has(msg_id, lang) else ""
 
 
 def _value(value: object) -> str:

@@ -4,12 +4,17 @@ Three groups, as an Ascend C author meets them: the problem (shape, precisions, 
 sparsity), the tiling (``TCubeTiling``: base tile, K depth in L1, buffer counts) with the
 live L1/L0/UB occupancy it implies, and the grid (task grid X x Y x Z, policy, blockDim).
 
-The chip decides what is valid: block_dim runs over its cube cores (and follows a preset
-change when it was "all cores"), base tiles are offered in multiples of the cube fractal,
-grid sizes stop at one task per base tile, and base_k follows the input precision's
-default when the user had not changed it. Anything else the kernel refuses (bf16 on the
-first 910, 4:2 sparsity on 310P, a tile too large for L0B) is shown as a translated error
-by the page; the controls stay as they were so the user can fix it.
+The page offers what it runs, and the kernel decides what that is: every numeric widget's
+range comes from ``gp.check`` and the page's instruction budget for the current chip and
+the other settings (``rules``, settled by ``page_params``). So block_dim runs over the
+chip's cube cores (and follows a preset change when it was "all cores"), base tiles are
+multiples of the cube fractal that fit L0A, L0B, L0C and L1, grid sizes stop at one task
+per base tile, M, N and K stop at the budget, and base_k follows the input precision's
+default when the user had not changed it. A value from a link, an upload, an example or
+from before a setting changed that the page would refuse is shown as a refusal (the
+field's label, the value, the chip's range) and moved to the nearest value it accepts. A
+choice the chip lacks (bf16 on the first 910, 4:2 sparsity on 310P), picked in its widget,
+is shown as the kernel's translated refusal; the controls stay as they were to fix it.
 """
 from __future__ import annotations
 
@@ -18,11 +23,12 @@ from collections.abc import Callable, Mapping
 import streamlit as st
 
 from explorer.core.i18n import t
-from explorer.ui import state, widgets
-from explorer.ui.page_params import PageParams
+from explorer.ui import errors, state, widgets
+from explorer.ui.page_params import PageParams, Rules, Taken
+from explorer.ui.widgets import Span
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels.common.sizes import ceil_div
+from kernels.common.budget import default_instruction_cap
 from kernels.gemm import params as gp
 
 SPECS = {spec.name: spec for spec in (*gp.PARAMS, widgets.SEED_SPEC)}
@@ -43,7 +49,19 @@ EXAMPLES = {
 
 
 PAGE = PageParams(PREFIX, SPECS)
-key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
+key, value = PAGE.key, PAGE.value
+#: the numeric parameters whose range the kernel's check and the budget decide
+NUMERIC = ("base_m", "base_n", "base_k", "depth_k", "M", "N", "K", "grid_x", "grid_y",
+           "grid_z", "group", "block_dim")
+#: block_dim counts cube cores here (vector cores on the vector pages): its own label
+LABEL_PREFIXES = {"block_dim": "ui.gemm.param"}
+#: the page's labels of its parameters, leading its refusals ("M (rows) (params.M)")
+label_id = errors.param_labels(SPECS, lambda name: LABEL_PREFIXES.get(name, "ui.param"))
+
+
+def take() -> Taken:
+    """Copy this page's URL parameters into session state (``controls`` shows the refused)."""
+    return PAGE.take()
 
 
 # ---- examples ----------------------------------------------------------------------------
@@ -65,11 +83,12 @@ def examples() -> None:
 
 # ---- keeping values valid for the chip ---------------------------------------------------
 def _follow_chip(chip: Chip) -> int:
-    """block_dim within the chip's cube cores; "all cores" stays all on a new chip."""
+    """"All cores" stays all cores on a new chip (any other block_dim the chip lacks is
+    refused and moved, visibly, when the page settles)."""
     cores = len(chip.cube_core_ids())
     seen = st.session_state.get(_CORES_SEEN)
     current = st.session_state.get(key("block_dim"))
-    if current is None or current == seen or current > cores:
+    if current is None or current == seen:
         st.session_state[key("block_dim")] = cores
     st.session_state[_CORES_SEEN] = cores
     return cores
@@ -84,20 +103,33 @@ def _follow_dtype(dtype: str) -> None:
     st.session_state[_DTYPE_SEEN] = dtype
 
 
-def _clamp(name: str, hi: int) -> int:
-    """Keep an integer parameter within [its minimum, hi]; returns hi."""
-    lo = int(SPECS[name].min)
-    st.session_state[key(name)] = min(max(int(value(name)), lo), max(hi, lo))
-    return hi
+def check(chip: Chip, p: dict) -> None:
+    """What the page runs: the kernel's check, then the page's instruction budget."""
+    check_size(gp.check(chip, {name: p[name] for name in p if name != "seed"}))
 
 
-def tile_options(step: int, keep: object) -> list[int]:
-    """Base tile sizes that are whole fractals of ``step``, plus ``keep`` (from a link)."""
-    options = [v for v in TILE_SIZES if v % step == 0]
-    if isinstance(keep, int) and 16 <= keep <= 1024 and keep not in options:
-        options = sorted([*options, keep])
-    return options
+def rules(chip: Chip) -> Rules:
+    """What the page accepts on ``chip``: all cube cores and base_k for the precision by
+    default, base tiles in whole cube fractals."""
+    def default(name: str, p: dict) -> object:
+        if name == "block_dim":
+            return len(chip.cube_core_ids())
+        return gp.default_base_k(p["dtype_in"]) if name == "base_k" else SPECS[name].default
 
+    def step(name: str, p: dict) -> int:
+        k0 = chip.cube_k0(p["dtype_in"]) if p["dtype_in"] in chip.cube_precisions else 16
+        sparse = 2 if p["sparsity"] != "dense" else 1
+        return {"base_m": chip.cube_m0, "base_n": chip.cube_n0,
+                "base_k": k0 * sparse}.get(name, 1)
+
+    return Rules(lambda p: check(chip, p), SPECS, NUMERIC, default, step, label_id)
+
+
+def tile_options(span: Span, keep: object) -> list[int]:
+    """Base tile sizes within the span (whole fractals that fit), its largest, and ``keep``
+    (from a link, which the page accepted)."""
+    return sorted({*(v for v in TILE_SIZES if v in span), span.hi,
+                   *([keep] if keep in span else [])})
 
 
 # ---- the three groups of widgets ---------------------------------------------------------
@@ -131,72 +163,67 @@ def _dtype_label(chip: Chip) -> Callable[[str], str]:
                                                         dtype=dtype, chip=name)
 
 
-def _problem(chip: Chip, where) -> dict:
+def _problem(chip: Chip, spans: dict, where) -> dict:
     """Shape, precisions, int8 output scale, bias and sparsity."""
     where.markdown(f"**{state.tr('ui.gemm.group.problem')}**")
-    p = {name: _widget(name, where) for name in ("M", "N", "K")}
+    p = {name: _widget(name, where, span=spans[name]) for name in ("M", "N", "K")}
     p["dtype_in"] = _widget("dtype_in", where, format_func=_dtype_label(chip))
     p["dtype_out"] = _widget("dtype_out", where)
     p["quant_scale"] = float(value("quant_scale"))
     if p["dtype_out"] == "int8":
-        spec = SPECS["quant_scale"]
-        p["quant_scale"] = where.number_input(
-            widgets.param_label(spec), min_value=spec.min, max_value=spec.max, format="%g",
-            help=widgets.param_help(spec), **state.bound(key("quant_scale"), spec.default))
+        p["quant_scale"] = _widget("quant_scale", where)
     p["bias"] = _widget("bias", where)
     p["sparsity"] = _widget("sparsity", where, options=SPECS["sparsity"].choices,
                             format_func=labels(SPARSITY_IDS))
     return p
 
 
-def _tiling(chip: Chip, p: dict, where) -> dict:
-    """Base tile (multiples of the cube fractal), depth_k and the three buffer counts."""
+def _tiling(rule: Rules, spans: dict, p: dict, where) -> dict:
+    """Base tile (multiples of the cube fractal that fit), depth_k and the buffer counts."""
     where.markdown(f"**{state.tr('ui.gemm.group.tiling')}**")
-    k0 = chip.cube_k0(p["dtype_in"]) if p["dtype_in"] in chip.cube_precisions else 16
-    steps = {"base_m": chip.cube_m0, "base_n": chip.cube_n0,
-             "base_k": k0 * (2 if p["sparsity"] != "dense" else 1)}
-    for name, step in steps.items():
-        options = tile_options(step, value(name))
-        if value(name) not in options:
-            below = [v for v in options if v <= value(name)]
-            st.session_state[key(name)] = below[-1] if below else options[0]
-        p[name] = _widget(name, where, options=options, extra_help=state.tr(
-            "ui.gemm.tile_step", step=step, dtype=p["dtype_in"]))
-    p["depth_k"] = _widget("depth_k", where)
+    for name in ("base_m", "base_n", "base_k"):
+        p[name] = _widget(name, where, options=tile_options(spans[name], value(name)),
+                          extra_help=state.tr("ui.gemm.tile_step", step=rule.step(name, p),
+                                              dtype=p["dtype_in"]))
+    p["depth_k"] = _widget("depth_k", where, span=spans["depth_k"])
     for name in ("db_l1", "db_l0", "db_l0c"):
         p[name] = _widget(name, where)
     return p
 
 
-def _grid(chip: Chip, p: dict, where) -> dict:
+def _grid(chip: Chip, spans: dict, p: dict, where) -> dict:
     """blockDim, the task grid X x Y x Z (0 = one task per base tile), split-K mode and
     the task order (policy, group)."""
     where.markdown(f"**{state.tr('ui.gemm.group.grid')}**")
     cores = len(chip.cube_core_ids())
-    p["block_dim"] = _widget("block_dim", where, max_value=cores, prefix="ui.gemm.param",
-                             extra_help=state.tr("ui.gemm.block_dim_max", cores=cores,
-                                                 chip=chip.display_name))
-    most = {"grid_x": ceil_div(p["M"], p["base_m"]), "grid_y": ceil_div(p["N"], p["base_n"]),
-            "grid_z": min(int(SPECS["grid_z"].max), ceil_div(p["K"], p["base_k"]))}
-    for name, hi in most.items():
-        p[name] = _widget(name, where, max_value=_clamp(name, hi))
+    p["block_dim"] = _widget("block_dim", where, span=spans["block_dim"],
+                             prefix=LABEL_PREFIXES["block_dim"], extra_help=state.tr(
+                                 "ui.gemm.block_dim_max", cores=cores, chip=chip.display_name))
+    for name in ("grid_x", "grid_y", "grid_z"):
+        p[name] = _widget(name, where, span=spans[name])
     p["split_k_mode"] = _widget("split_k_mode", where,
                                 format_func=labels(SPLIT_K_MODE_IDS))
     p["policy"] = _widget("policy", where, format_func=labels(POLICY_IDS))
-    p["group"] = _widget("group", where)
+    p["group"] = _widget("group", where, span=spans["group"])
     p["balance"] = _widget("balance", where, format_func=labels(BALANCE_IDS))
     return p
 
 
-def controls(chip: Chip) -> dict:
-    """Draw every parameter widget in three bordered columns; returns the parameters and
-    the scenario's seed (key "seed": it draws the matrices of the numerical check)."""
+def controls(chip: Chip, taken: Taken | None = None) -> dict:
+    """Show what the page refused, draw every parameter widget within what it accepts, in
+    three bordered columns; returns the parameters and the scenario's seed (key "seed": it
+    draws the matrices of the numerical check)."""
     _follow_chip(chip)
     _follow_dtype(str(value("dtype_in")))
+    rule = rules(chip)
+    current, spans, refused = PAGE.settle(rule, taken)
+    for exc in refused:
+        errors.show(exc, state.language(), label_id)
+    spans = rule.ranges(current, spans)
     left, middle, right = (column.container(border=True) for column in st.columns(3))
-    p = _problem(chip, left)
-    p = _tiling(chip, p, middle)
-    p = _grid(chip, p, right)
+    p = _problem(chip, spans, left)
+    p = _tiling(rule, spans, p, middle)
+    p = _grid(chip, spans, p, right)
     with middle:  # drawn under the tiling, from all parameters (the grid's too)
         occupancy(chip, p)
     p["seed"] = _widget("seed", right)
@@ -220,9 +247,11 @@ def occupancy(chip: Chip, p: dict) -> None:
 
 # ---- how big the program would be --------------------------------------------------------
 def check_size(p: dict) -> None:
-    """Refuse programs too big to emulate interactively, saying what to change."""
-    count = gp.instruction_count(gp.GemmParams.of(p))
-    if count > UI_MAX_INSTRUCTIONS:
+    """Refuse programs too big to emulate interactively (or over the emulator's own cap),
+    saying what to change."""
+    count, limit = gp.instruction_count(gp.GemmParams.of(p)), \
+        min(UI_MAX_INSTRUCTIONS, default_instruction_cap())
+    if count > limit:
         raise InputError("params.M, N, K", f"{p['M']} x {p['N']} x {p['K']}", state.tr(
-            "ui.gemm.too_many", count=f"{count:,}", limit=f"{UI_MAX_INSTRUCTIONS:,}"),
+            "ui.gemm.too_many", count=f"{count:,}", limit=f"{limit:,}"),
             hint=state.tr("ui.gemm.too_many_hint"))

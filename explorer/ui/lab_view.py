@@ -99,7 +99,8 @@ def figures_table(figures: dict) -> pd.DataFrame:
 
 def link(case: ts.Case) -> str | None:
     """A relative URL that opens ``case`` on its kernel's page (None for hand-built
-    programs and the quantiser, which no page takes as a scenario)."""
+    programs and the quantiser, which no page takes as a scenario). A refused case's page
+    shows the same refusal, naming the same field, before it runs the nearest value."""
     page = PAGES[case.kernel].path if case.kernel in PAGES else None
     if page is None:
         return None
@@ -134,6 +135,8 @@ def show_case(case: ts.Case, title_id: str, link_id: str) -> None:
     url = link(case)
     if url:
         st.markdown(f"[{state.tr(link_id)}]({url})")
+        if case.refusal is not None:  # what the page does with it: the same refusal, shown
+            st.caption(state.tr("inputs.lab_link"))
 
 
 def show(problem: str) -> None:

@@ -9,18 +9,22 @@ moving the card slider or editing the interconnect never re-emulates a share.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
 from explorer.core import Scenario
 from explorer.core import multicard as mc
 from explorer.core.decode_step import DecodeStep, simulate_decode
+from explorer.core.i18n import t
 from explorer.plots import multicard as plots
-from explorer.ui import errors, state, widgets
+from explorer.plots import values
+from explorer.ui import errors, run_view, state, widgets
 from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
 from kernels.decode.params import model_of
-from kernels.models import list_models
+from kernels.models import list_models, load_model
 
 PREFIX = "mc."
 LABELS = "ui.mc.param"
@@ -48,6 +52,14 @@ COLUMN_IDS = {
     "append_ms": "ui.mc.col.append_ms", "attention_ms": "ui.mc.col.attention_ms",
     "linear_ms": "ui.mc.col.linear_ms", "allreduce_ms": "ui.mc.col.allreduce_ms",
 }
+#: the unit each column of the scaling table is written in (its heading names the ms)
+COLUMN_UNITS = {"N": values.COUNT, "tokens_per_s": values.NUMBER,
+                "speedup": values.TIMES, "efficiency": "", "fits": values.FLAG,
+                **dict.fromkeys(("step_ms", "per_token_latency_ms", "append_ms", "attention_ms",
+                                 "linear_ms", "allreduce_ms"), values.NUMBER)}
+#: the word of each provenance status
+STATUS_IDS = {"published": "ui.status.published", "derived": "ui.status.derived",
+              "estimated": "ui.status.estimated", "override": "ui.status.override"}
 
 
 @st.cache_resource(max_entries=24, show_spinner=False, hash_funcs={Scenario: state.scenario_key})
@@ -69,11 +81,23 @@ def take_url() -> list:
 
 
 # ---- controls ----------------------------------------------------------------------------
+def choice_names(lang: str) -> dict[str, Callable[[str], str]]:
+    """How the model and attention-kernel widgets name their choices (the language bound
+    now: AppTest calls format functions outside the script run). The decode page's names
+    are imported here, not above: that page imports this one."""
+    from explorer.ui.decode_controls import CHOICE_IDS
+
+    return {"model": lambda m: load_model(m).display_name,
+            "impl": lambda i: t(CHOICE_IDS["impl"][i], lang),
+            "topology": lambda k: t(TOPOLOGY_IDS[k], lang)}
+
+
 def controls() -> dict:
     """The workload widgets; returns the decode parameters and the card count."""
-    cols = st.columns(5)
+    cols, names = st.columns(5), choice_names(state.language())
     for col, name in zip(cols, ("model", "batch", "mean_len", "impl", "cards")):
-        widgets.param_widget(SPECS[name], key(name), where=col, prefix=LABELS)
+        widgets.param_widget(SPECS[name], key(name), where=col, prefix=LABELS,
+                             format_func=names.get(name, str))
     ctx = int(value("mean_len"))
     params = {"model": value("model"), "batch": int(value("batch")), "mean_len": ctx,
               "max_len": max(ctx, 8192), "impl": value("impl"), "allow_overcommit": True}
@@ -108,21 +132,25 @@ def interconnect() -> mc.Interconnect | None:
         for col, name in zip(cols, IC_FIELDS[:3]):
             _number(col, name)
         widgets.param_widget(SPECS["topology"], key("topology"), where=cols[3], prefix=LABELS,
-                             format_func=lambda k: state.tr(TOPOLOGY_IDS[k]))
+                             format_func=choice_names(state.language())["topology"])
         try:
             ic = mc.make_interconnect(*(value(n) for n in IC_FIELDS),
                                       base=mc.INTERCONNECTS[value("interconnect")])
         except InputError as exc:
             errors.show(exc, state.language())
             return None
-        st.dataframe(_provenance(ic), hide_index=True, width="stretch")
+        table = _provenance(ic)
+        st.dataframe(table, hide_index=True, width="stretch", **run_view.wrapped(table))
     return ic
 
 
 def _provenance(ic: mc.Interconnect) -> pd.DataFrame:
-    rows = [{state.tr("ui.mc.col.field"): name,
-             state.tr("ui.mc.col.value"): str(getattr(ic, name)),
-             state.tr("ui.mc.col.status"): ic.status(name),
+    """Each interconnect number by its label, in its label's unit, with its provenance."""
+    topology = choice_names(state.language())["topology"]
+    rows = [{state.tr("ui.mc.col.field"): widgets.param_label(SPECS[name], LABELS),
+             state.tr("ui.mc.col.value"): topology(ic.topology) if name == "topology" else
+             run_view.metric_value(name, getattr(ic, name), values.NUMBER),
+             state.tr("ui.mc.col.status"): state.tr(STATUS_IDS[ic.status(name)]),
              state.tr("ui.mc.col.source"): ic.source(name).split(": ", 1)[-1]}
             for name in IC_FIELDS]
     return pd.DataFrame(rows)
@@ -130,8 +158,8 @@ def _provenance(ic: mc.Interconnect) -> pd.DataFrame:
 
 # ---- views -------------------------------------------------------------------------------
 def _notes(notes) -> None:
-    for msg_id, values in notes:
-        st.caption(state.tr(msg_id, **values))
+    for msg_id, note_values in notes:
+        st.caption(state.tr(msg_id, **note_values))
 
 
 def show_step(s: mc.MultiCardStep) -> None:
@@ -165,8 +193,15 @@ def show_scaling(table: pd.DataFrame, scenario: Scenario) -> None:
     st.plotly_chart(plots.scaling_figure(table, lang), config=state.CHART_CONFIG)
     st.plotly_chart(plots.split_figure(table, lang), config=state.CHART_CONFIG)
     st.caption(state.tr("ui.mc.split_help"))
-    shown = table.rename(columns={c: state.tr(COLUMN_IDS[c]) for c in table.columns})
-    st.dataframe(shown, hide_index=True, width="stretch")
+    st.dataframe(scaling_display(table), hide_index=True, width="stretch")
+
+
+def scaling_display(table: pd.DataFrame) -> pd.DataFrame:
+    """The scaling table as text: each column in its unit (times in the ms its heading
+    names), headed in the session's language."""
+    shown = pd.DataFrame({c: [run_view.metric_value(c, v, COLUMN_UNITS[c]) for v in table[c]]
+                          for c in table.columns})
+    return shown.rename(columns={c: state.tr(COLUMN_IDS[c]) for c in table.columns})
 
 
 def show_claims(table: pd.DataFrame, ic: mc.Interconnect, impl: str) -> None:

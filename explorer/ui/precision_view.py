@@ -19,7 +19,7 @@ import streamlit as st
 from explorer.core import precision_study as ps
 from explorer.core.i18n import t
 from explorer.plots import precision as pp
-from explorer.plots.style import format_bytes
+from explorer.plots import values
 from explorer.ui import run_view, state
 
 YOURS = "yours"
@@ -104,26 +104,29 @@ def with_display(df: pd.DataFrame, lang: str) -> pd.DataFrame:
     return out
 
 
-def _num(value: float, fmt: str = ".3g") -> str:
-    return "–" if value is None or not np.isfinite(value) else format(value, fmt)
+def _written(df: pd.DataFrame, name: str, unit: str) -> list[str]:
+    """A numeric column as every table writes it."""
+    return [run_view.metric_value(name, v, unit) for v in df[name]]
 
 
 def display_table(df: pd.DataFrame, lang: str) -> pd.DataFrame:
-    """The table as shown: translated headers and statuses, numbers as text."""
+    """The table as shown: translated headers and statuses, numbers as every table writes
+    them (the time in the µs its heading names)."""
     col = lambda c: t(f"ui.precision.col.{c}", lang)  # noqa: E731
     source = {"emulator": t("ui.precision.source.emulator", lang),
               "estimate": t("ui.precision.source.estimate", lang), "": "–"}
+    number, size = values.NUMBER, "B"
     return pd.DataFrame({
         col("config"): [config_name(n, lang) for n in df["name"]],
         col("formats"): df["label"],
-        col("rel_fro"): [_num(v) for v in df["rel_fro"]],
-        col("mean_rel"): [_num(v) for v in df["mean_rel"]],
-        col("max_abs"): [_num(v) for v in df["max_abs"]],
-        col("time_us"): [_num(v, ",.2f") for v in df["time_us"]],
+        col("rel_fro"): _written(df, "rel_fro", number),
+        col("mean_rel"): _written(df, "mean_rel", number),
+        col("max_abs"): _written(df, "max_abs", number),
+        col("time_us"): _written(df, "time_us", number),
         col("source"): [source[s] for s in df["time_source"]],
-        col("moved"): [format_bytes(v) for v in df["moved_bytes"]],
-        col("footprint"): [format_bytes(v) for v in df["footprint_bytes"]],
-        col("scales"): [format_bytes(v) for v in df["scale_bytes"]],
+        col("moved"): _written(df, "moved_bytes", size),
+        col("footprint"): _written(df, "footprint_bytes", size),
+        col("scales"): _written(df, "scale_bytes", size),
         col("status"): [t(STATUS_IDS[s], lang) for s in df["status"]],
         col("why"): [note(r, lang) for _, r in df.iterrows()],
     })
@@ -131,8 +134,9 @@ def display_table(df: pd.DataFrame, lang: str) -> pd.DataFrame:
 
 def show_table(df: pd.DataFrame, operation: str) -> None:
     lang = state.language()
-    st.dataframe(display_table(df, lang), hide_index=True, width="stretch",
-                 key="precision_table")
+    table = display_table(df, lang)
+    st.dataframe(table, hide_index=True, width="stretch", key="precision_table",
+                 **run_view.wrapped(table))
     st.caption(state.tr(TABLE_CAPTIONS[ps.family(operation)], block=ps.ERROR_BLOCK))
 
 
@@ -192,7 +196,7 @@ def show_blog(seed: int) -> None:
     run_view.show(blog_figure(seed, state.language()), key="blog")
     tab = result["table"].set_index("method")
     beta_row = tab.loc[f"blog_beta_{result['beta']:g}"]
-    values = dict(n=f"{result['values']:,}", alpha=f"{result['alpha']:g}",
+    blog_values = dict(n=f"{result['values']:,}", alpha=f"{result['alpha']:g}",
                   beta=f"{result['beta']:g}",
                   max0=f"{tab.loc['blog_beta_0', 'max_abs_compensation']:g}",
                   plain=f"{tab.loc['fp32', 'abs_error']:.3g}",
@@ -203,5 +207,5 @@ def show_blog(seed: int) -> None:
     verdict = result["zero_at_beta0"] and result["returns_alpha_c"]
     (st.warning if verdict else st.error)(
         state.tr("ui.precision.blog.verdict" if verdict else "ui.precision.blog.surprise",
-                 **values), icon=":material/science:")
-    st.markdown(state.tr("ui.precision.blog.other_beta", **values))
+                 **blog_values), icon=":material/science:")
+    st.markdown(state.tr("ui.precision.blog.other_beta", **blog_values))

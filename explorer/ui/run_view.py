@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -19,7 +20,7 @@ from explorer import plots
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
 from explorer.core.metrics import METRIC_DEF_IDS
-from explorer.plots import report, report_figures
+from explorer.plots import report, report_figures, values
 from explorer.ui import errors, state, widgets
 from hardware_presets.errors import InputError
 
@@ -63,9 +64,33 @@ def metric_label(name: str) -> str:
     return report_figures.metric_label(name, state.language())
 
 
-def metric_value(name: str, value: object) -> str:
-    """A metric as text: ratios in %, µs and GB/s with their unit, the bound as a word."""
-    return report_figures.format_metric(name, value, state.language())
+def metric_value(name: str, value: object, unit: str | None = None) -> str:
+    """A metric, or a quantity of the page's own in ``unit``, as ``values`` writes it."""
+    return values.format_metric(name, value, state.language(), unit)
+
+
+def metric_delta(name: str, delta: object, unit: str | None = None) -> str:
+    """A change of a metric (B − A), as ``values`` writes it."""
+    return values.format_delta(name, delta, state.language(), unit)
+
+
+#: characters a wide text column shows on one line, and the lines a table row may take
+LINE_CHARS, MAX_LINES = 80, 4
+ROW_PX, LINE_PX = 35, 20  # Streamlit's row height, and what each further line adds
+
+
+def wrapped(table: pd.DataFrame) -> dict:
+    """``st.dataframe`` options that show a table's long texts (definitions, sources)
+    whole: their columns wide, and rows tall enough for the longest to wrap, where one
+    line would cut them off. Empty when every text fits on a line."""
+    lengths = {c: table[c].map(lambda v: len(v) if isinstance(v, str) else 0).max()
+               for c in table.columns}
+    long = [c for c, n in lengths.items() if n > LINE_CHARS]
+    if not long:
+        return {}
+    lines = min(MAX_LINES, -(-max(lengths.values()) // LINE_CHARS))
+    return {"row_height": ROW_PX + LINE_PX * (lines - 1),
+            "column_config": {c: st.column_config.TextColumn(width="large") for c in long}}
 
 
 def show_metrics(result: Result, names: tuple[str, ...] = KEY_METRICS) -> None:

@@ -18,6 +18,7 @@ from explorer.core import Scenario
 from explorer.core import sparse_study as ss
 from explorer.core.sparse_step import SparseStep, simulate_sparse
 from explorer.plots import sparse as sp
+from explorer.plots import values
 from explorer.plots.style import format_bytes
 from explorer.ui import decode_view, run_view, state
 from explorer.ui import sparse_controls as controls
@@ -137,8 +138,9 @@ def _display(summary: pd.DataFrame, keep_ratio: float) -> pd.DataFrame:
     rows = summary[np.isclose(summary["keep_ratio"], keep_ratio)]
     out = pd.DataFrame({state.tr(COLUMN_IDS["policy"]): [sp.policy_name(p, lang)
                                                          for p in rows["policy"]]})
-    for name in TABLE:
-        out[state.tr(COLUMN_IDS[name])] = rows[name].round(4).to_numpy()
+    for name in TABLE:  # tokens kept and the three scores (0 to 1, as the curves draw them)
+        out[state.tr(COLUMN_IDS[name])] = [run_view.metric_value(name, v, values.NUMBER)
+                                           for v in rows[name]]
     return out
 
 

@@ -23,6 +23,7 @@ from explorer.core.sweep import CHIP, MAX_SCENARIOS, Knob, knobs
 from explorer.ui import state, widgets
 from explorer.ui.kernel_pages import names as kernel_names
 from explorer.ui.kernel_pages import page_of
+from hardware_presets import FIELDS
 from hardware_presets.errors import InputError
 
 PREFIX = "sw."  # session keys of this page's values
@@ -71,13 +72,19 @@ def _first(kernel: str) -> tuple[str, str]:
 
 
 # ---- labels and defaults of a knob -------------------------------------------------------
+def _named(label: str, name: str) -> str:
+    """The label, then the name as typed unless the label starts with it already."""
+    return label if label.split(maxsplit=1)[0].rstrip(":") == name else f"{label} ({name})"
+
+
 def knob_label(kernel: str, name: str, lang: str) -> str:
-    """``Tile (elements) (tile)``: the translated label, then the name as typed."""
-    knob = knobs(kernel)[name]
-    if knob.target == "overrides":
-        return f"{t(knob.spec.label_id, lang)} ({name})"
+    """``Tile (elements) (tile)``: the translated label, then the name as typed (a chip
+    field ``chip.<key>``, else a parameter of the kernel, a knob or not)."""
+    field = FIELDS.get(name.removeprefix(CHIP)) if name.startswith(CHIP) else None
+    if field is not None:
+        return _named(t(field.label_id, lang), name)
     msg_id = page_of(kernel).label_id(name)
-    return f"{t(msg_id, lang)} ({name})" if has(msg_id, lang) else name
+    return _named(t(msg_id, lang), name) if has(msg_id, lang) else name
 
 
 #: message ids: each executor's and chart's name, each axis picker's label
@@ -216,13 +223,13 @@ def _run_on(where) -> dict:
 
 def controls() -> dict:
     """Draw the controls; the page's choices as a dict (``base`` is a Scenario)."""
-    top = st.columns([1, 2])
+    top, lang = st.columns([1, 2]), state.language()  # bound now: AppTest formats later
     kernel = top[0].selectbox(state.tr("ui.sweep.kernel"), kernel_names(),
-                              format_func=lambda k: page_of(k).title(state.language()),
+                              format_func=lambda k: page_of(k).title(lang),
                               help=state.tr("ui.sweep.kernel_help"),
                               **state.bound(key("kernel"), kernel_names()[0]))
     base, source = base_scenario(kernel)
-    top[1].caption(state.tr(source, page=page_of(kernel).title(state.language()),
+    top[1].caption(state.tr(source, page=page_of(kernel).title(lang),
                             chip=base.chip().display_name))
     with top[1].expander(state.tr("ui.sweep.base_title")):
         st.code(base.to_toml(), language="toml")
@@ -231,7 +238,6 @@ def controls() -> dict:
     _axis(c, "x", left, _knob_options(kernel))
     _axis(c, "y", right, [NONE, *_knob_options(kernel, exclude=c["x"])])
     row = st.columns(3)
-    lang = state.language()
     c["metric"] = row[0].selectbox(
         state.tr("ui.sweep.metric"), METRIC_CHOICES,
         format_func=lambda m: t(METRIC_LABEL_IDS[m], lang),

@@ -20,9 +20,10 @@ import streamlit as st
 
 from explorer.core.sweep import BackgroundSweep, Sweep, SweepResult
 from explorer.core.sweep_exec import DaskExecutor, LocalExecutor
+from explorer.plots import values
 from explorer.plots.other_reports import sweep_report
 from explorer.plots.sweep import sweep_figure
-from explorer.ui import errors, state
+from explorer.ui import errors, run_view, state
 from explorer.ui.sweep_controls import knob_label
 from hardware_presets.errors import InputError
 
@@ -114,6 +115,36 @@ def _reasons(result: SweepResult) -> pd.Series:
     return pd.Series(texts, dtype=object)
 
 
+#: message ids of the columns beside the knobs and the metrics, and each one's unit
+COLUMN_IDS = {"error": "tables.sweep.error", "numerics_passed": "tables.sweep.numerics_passed",
+              "max_rel_error": "tables.sweep.max_rel_error"}
+COLUMN_UNITS = {"error": "", "numerics_passed": values.FLAG,
+                "max_rel_error": values.NUMBER}
+
+
+def _heading(kernel: str, name: str, knobs: tuple[str, ...]) -> str:
+    if name in knobs:
+        return knob_label(kernel, name, state.language())
+    return state.tr(COLUMN_IDS[name]) if name in COLUMN_IDS else run_view.metric_label(name)
+
+
+def display_table(result: SweepResult, kernel: str) -> pd.DataFrame:
+    """The results as the page shows them (the CSV keeps the raw table): each knob by its
+    label, its values and every metric in their units, the check as yes / no, a refusal
+    in the reader's words."""
+    table, names = result.table, result.names
+    shown = {}
+    for column in table.columns:
+        unit = values.NUMBER if column in names else COLUMN_UNITS.get(column)
+        shown[_heading(kernel, column, names)] = [
+            run_view.metric_value(column, v, unit) for v in table[column]]
+    out = pd.DataFrame(shown, index=table.index)
+    reasons = _reasons(result)
+    error = state.tr(COLUMN_IDS["error"])
+    out.loc[reasons.index, error] = reasons
+    return out
+
+
 def _summary(result: SweepResult) -> None:
     if result.cancelled:
         st.warning(state.tr("ui.sweep.cancelled", done=len(result.table), total=result.total))
@@ -142,7 +173,8 @@ def show_results(c: dict, current: Sweep | None) -> None:
                        kind=c["chart"], labels=labels, reasons=_reasons(outcome))
     st.plotly_chart(fig, config=state.CHART_CONFIG, key="sw_chart")
     st.subheader(state.tr("ui.sweep.table"))
-    st.dataframe(outcome.table, hide_index=True)
+    table = display_table(outcome, kernel)
+    st.dataframe(table, hide_index=True, **run_view.wrapped(table))
     left, right = st.columns(2)
     left.download_button(state.tr("ui.sweep.download"), outcome.to_csv(), "sweep.csv",
                          "text/csv", icon=":material/download:", key="sw_csv")

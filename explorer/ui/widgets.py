@@ -3,6 +3,11 @@ number input per chip field and one widget per kernel parameter. Labels, help, u
 ranges come from the specs and the catalogue, so a new field or parameter gets a correct,
 translated widget without page code.
 
+A numeric widget's range may be its page's (``Span``: what the page accepts now, for this
+chip and the other settings); a number typed beyond it is refused visibly above the input
+(the field's label, the value, the range, why) and the value stays, never left red and
+unapplied by the input's own limits.
+
 Values live in session state (see ``state.bound``); a widget only mirrors them. The
 sidebar's language and preset keep their value across page switches and the URL carries
 them (``?lang=zh&preset=910B4``); problems met while reading the URL (an unknown preset, a
@@ -11,6 +16,7 @@ bad override) are shown in the sidebar once, translated.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -140,16 +146,94 @@ def pow2_label(value: int) -> str:
     return f"{value:,}"
 
 
+# ---- what a numeric widget accepts, and the refusal of a value beyond it ----------------
+@dataclass(frozen=True)
+class Span:
+    """The values a numeric widget offers, which are the ones its page accepts now (for this
+    chip and the other settings): ``lo`` to ``hi`` in steps of ``step`` (0: any number in
+    between). ``why(value)`` says in words why the page refuses a value beyond them ("" when
+    it cannot tell)."""
+
+    lo: int | float
+    hi: int | float
+    step: int = 1
+    why: Callable[[object], str] = field(default=lambda _value: "", compare=False)
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            self.lo <= value <= self.hi and (not self.step or value % self.step == 0)
+
+
+def shown(value: object) -> str:
+    """A value as a sentence shows it (numbers with separators)."""
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return number(value) if is_number else str(value)
+
+
+def span_text(span: Span, spec: ParamSpec) -> str:
+    """"16 to 16,352 elements, in steps of 16 on the Ascend 910B2 with the other settings as
+    shown": a widget's range now, in the session's language (a unit without a translation
+    is left out rather than shown in English)."""
+    unit_id = _UNIT_IDS.get(spec.unit, "")
+    values = {"lo": number(span.lo), "hi": number(span.hi), "step": number(span.step),
+              "unit": " " + state.tr(unit_id) if unit_id else ""}
+    text = state.tr("inputs.range_step" if span.step > 1 else "inputs.range", **values)
+    return state.tr("inputs.on_chip", range=text, chip=state.chip().display_name)
+
+
+def refusal(spec: ParamSpec, value: object, allowed: str, reason: str, hint: str) -> InputError:
+    """A value the page refuses, worded in the session's language: what is allowed now,
+    the check's own reason when there is one, and what the page does instead (``hint``)."""
+    if reason:
+        allowed = state.tr("inputs.because", allowed=allowed, reason=reason)
+    return InputError(f"params.{spec.name}", value, allowed, hint)
+
+
+#: session key: widget session name -> a value typed beyond its span, refused on the next draw
+_TYPED = "w._refused"
+
+
+def _within(name: str, span: Span) -> Callable[[object], object]:
+    """A ``state.bound`` conversion that stores a typed value only when ``span`` holds it;
+    otherwise the value stays as it was and the typed one waits to be refused visibly (a
+    number input's own min and max would leave it red, unapplied and unexplained)."""
+    def convert(value: object) -> object:
+        if value in span:
+            return value
+        st.session_state.setdefault(_TYPED, {})[name] = value
+        return st.session_state[name]
+    return convert
+
+
+def number_field(spec: ParamSpec, name: str, span: Span, label_id: str, help_text: str,
+                 where=st, fmt: str | None = None):
+    """A number input bound to ``name`` whose typed value the page checks against ``span``:
+    a value beyond it is refused above the input (field, value, the range now, why) and the
+    value stays. The help ends with the range now."""
+    typed = st.session_state.get(_TYPED, {}).pop(name, None)
+    if typed is not None:
+        exc = refusal(spec, typed, span_text(span, spec), span.why(typed), state.tr(
+            "inputs.kept", label=state.tr(label_id), value=shown(st.session_state[name])))
+        where.error(errors.message(exc, state.language(), label_id=lambda n: label_id
+                                   if n == spec.name else ""), icon=":material/error:")
+    help_text += "\n\n" + state.tr("inputs.now", range=span_text(span, spec))
+    return where.number_input(state.tr(label_id), step=span.step or None, format=fmt,
+                              help=help_text, **state.bound(name, spec.default,
+                                                            convert=_within(name, span)))
+
+
 def param_widget(spec: ParamSpec, name: str, *, options: Sequence | None = None,
-                 max_value: int | None = None, extra_help: str = "", where=st,
-                 format_func: Callable = str, prefix: str = "ui.param"):
+                 max_value: int | None = None, span: Span | None = None, extra_help: str = "",
+                 where=st, format_func: Callable = str, prefix: str = "ui.param"):
     """One widget for one kernel parameter, chosen from its spec.
 
     ``name`` is the session value it is bound to (kept valid by the caller: inside
     ``options`` or the range). A flag becomes a toggle, choices of two or three a radio,
     longer lists and ``options`` a selectbox, a log-scale integer a slider over powers of
-    two, a range a slider (a number input when the range is long). Label and help come
-    from ``<prefix>.<name>.label`` / ``.help``.
+    two (and ``span``'s top), a range a slider (a number input that refuses typed values
+    beyond the range when the range is long). The range is ``span`` (what the page accepts
+    now), else the spec's up to ``max_value``. Label and help come from
+    ``<prefix>.<name>.label`` / ``.help``.
     """
     label = param_label(spec, prefix)
     help_text = param_help(spec, extra_help, prefix)
@@ -162,18 +246,22 @@ def param_widget(spec: ParamSpec, name: str, *, options: Sequence | None = None,
     if spec.choices:
         return where.radio(label, list(spec.choices), horizontal=True, help=help_text,
                            format_func=format_func, **bind)
-    hi = int(max_value if max_value is not None else spec.max)
+    if spec.kind is float:
+        return number_field(spec, name, span or Span(spec.min, spec.max, 0),
+                            param_label_id(spec.name, prefix), help_text, where, "%g")
+    top = span is not None
+    span = span or Span(int(spec.min), int(max_value if max_value is not None else spec.max))
     if spec.log_scale:
-        values = powers_of_two(spec.min, hi, keep=st.session_state.get(name))
+        values = powers_of_two(span.lo, span.hi, keep=st.session_state.get(name))
+        values = sorted({*values, span.hi}) if top else values
         return where.select_slider(label, values, help=help_text, format_func=pow2_label,
                                    **bind)
-    if hi <= spec.min:  # one possible value: a slider cannot have min == max
-        return where.number_input(label, min_value=hi, max_value=hi, step=1, disabled=True,
-                                  help=help_text, **bind)
-    if hi - spec.min <= 1024:
-        return where.slider(label, int(spec.min), hi, step=1, help=help_text, **bind)
-    return where.number_input(label, min_value=int(spec.min), max_value=hi, step=1,
-                              help=help_text, **bind)
+    if span.hi <= span.lo:  # one possible value: a slider cannot have min == max
+        return where.number_input(label, min_value=span.hi, max_value=span.hi, step=1,
+                                  disabled=True, help=help_text, **bind)
+    if span.hi - span.lo <= 1024:
+        return where.slider(label, span.lo, span.hi, step=span.step, help=help_text, **bind)
+    return number_field(spec, name, span, param_label_id(spec.name, prefix), help_text, where)
 
 
 # ---- URL parameters and example buttons shared by the kernel pages -----------------------
@@ -195,15 +283,23 @@ def url_value(spec: ParamSpec, text: str) -> object:
 def take_url_into(specs: dict[str, ParamSpec], key: Callable[[str], str]) -> list[InputError]:
     """Copy a page's URL parameters into session state under ``key(name)``; returns the
     refused ones (unknown names, values out of range) for the page to show."""
-    refused = []
+    return take_url_values(specs, key)[1]
+
+
+def take_url_values(specs: dict[str, ParamSpec],
+                    key: Callable[[str], str]) -> tuple[list[str], list[InputError]]:
+    """``take_url_into``, also returning the names whose values were taken (a page that
+    checks them against the chip refuses them there, and only those)."""
+    taken, refused = [], []
     for name, text in state.take_url_params().items():
         try:
             if name not in specs:
                 raise InputError(name, text, ", ".join(specs))
             st.session_state[key(name)] = url_value(specs[name], text)
+            taken.append(name)
         except InputError as exc:
             refused.append(exc)
-    return refused
+    return taken, refused
 
 
 def example_buttons(names: Sequence[str], msg_prefix: str, key_prefix: str,

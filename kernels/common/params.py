@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -95,12 +95,34 @@ def _number(value: object, field: str, allowed: str) -> int | float:
     return number
 
 
+#: a parameter's chip-dependent largest value and what it counts ("vector cores of ...")
+Limit = tuple[int, str]
+
+
 def validate_params(specs: tuple[ParamSpec, ...], params: Mapping[str, object],
-                    where: str = "params") -> dict[str, object]:
-    """All parameters, defaults filled in, each checked; unknown names are refused."""
+                    where: str = "params", limits: Mapping[str, Limit] | None = None,
+                    ) -> dict[str, object]:
+    """All parameters, defaults filled in, each checked; unknown names are refused.
+
+    ``limits`` narrows a parameter's range to what the chip has, checked in place of the
+    schema's: a refusal then names the chip's range ("1 to 48 (vector cores of ...)"),
+    never the schema's 1 to 128, which no chip has."""
     known = {s.name: s for s in specs}
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise InputError(f"{where}.{unknown[0]}", params[unknown[0]],
                          "a parameter of this kernel: " + ", ".join(known))
-    return {s.name: s.check(params.get(s.name, s.default), where) for s in specs}
+    limits = limits or {}
+    return {s.name: _checked(s, params.get(s.name, s.default), where, limits.get(s.name))
+            for s in specs}
+
+
+def _checked(spec: ParamSpec, value: object, where: str, limit: Limit | None) -> object:
+    """``spec.check``, within ``limit`` when there is one (and refused naming it)."""
+    if limit is None:
+        return spec.check(value, where)
+    most, what = min(limit[0], int(spec.max)), limit[1]
+    try:
+        return replace(spec, max=most).check(value, where)
+    except InputError as exc:
+        raise InputError(exc.field, exc.value, f"{int(spec.min)} to {most} ({what})") from None

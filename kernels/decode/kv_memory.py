@@ -5,6 +5,8 @@
 * `fragmentation(model, lengths, ...)`: the waste of contiguous slabs against paged blocks.
 * `max_batch_that_fits(model, chip, context_len, kv_dtype, weight_dtype)`: sequences of one
   length that fit in HBM next to the weights.
+* `hbm_room(model, chip, kv, weight_dtype)`: one batch's KV and the weights against HBM (the
+  check behind the decode kernel's and the page's refusal).
 
 Bytes per token come from `ModelShape.kv_bytes_per_token` (2 x layers x kv_heads x head_dim
 x element bytes, plus int8 per-token scales); static int8 scales are counted once per batch.
@@ -97,3 +99,17 @@ def max_batch_that_fits(model: ModelShape, chip, context_len: int, kv_dtype: str
         "kv_bytes_per_sequence": per_seq, "kv_bytes_at_max_batch": int(batch) * per_seq,
         "min_chips_for_weights": -(-weights // hbm),
     }
+
+
+def hbm_room(model: ModelShape, chip, kv: dict, weight_dtype: str = "fp16") -> dict:
+    """One batch against one chip's HBM: the KV its layout reserves (``kv_memory``) plus the
+    weights, whether that fits, and how many sequences of its longest reservation would fit
+    beside the weights (what a refusal offers instead). Sizes in bytes, for the caller to
+    show in its own unit."""
+    weights = model.weight_bytes(weight_dtype)
+    hbm = int(chip.hbm_bytes)
+    room = hbm - weights
+    longest = max(kv["per_sequence_reserved_bytes"])
+    return {"fits": kv["reserved_bytes"] + weights <= hbm, "kv_bytes": kv["reserved_bytes"],
+            "weight_bytes": weights, "hbm_bytes": hbm,
+            "max_batch": int(room // longest) if room > 0 else 0}

@@ -347,17 +347,45 @@ def _resolve(chip: Chip, p: DecodeParams, model: ModelShape) -> DecodeParams:
                    if p.impl == "split_kv" else 0)
 
 
+def block_dim_limit(chip: Chip) -> int:
+    """The most cores block_dim may name: the chip's vector cores (the vector phases run on
+    them, and cube_vector pairs each of its cube cores with its vector cores)."""
+    return len(chip.vector_core_ids())
+
+
+def check_block_dim(chip: Chip, block_dim: int) -> int:
+    """block_dim within this chip's range, 0 (all) to its vector cores; the refusal names that
+    range, not the parameter's 0 to 256, which covers every chip."""
+    limit = block_dim_limit(chip)
+    if not 0 <= block_dim <= limit:
+        raise InputError("params.block_dim", block_dim,
+                         f"0 (all) to {limit} (vector cores of {chip.display_name})")
+    return block_dim
+
+
+def block_dim_refusal(chip: Chip, exc: InputError) -> InputError:
+    """``exc`` itself, or for a whole number of block_dim refused by the parameter's range
+    the refusal that names this chip's range instead."""
+    if exc.field != "params.block_dim":
+        return exc
+    try:
+        check_block_dim(chip, int(str(exc.value)))
+    except ValueError as refused:  # InputError is a ValueError, as is int("abc")
+        return refused if isinstance(refused, InputError) else exc
+    return exc
+
+
 def check(chip: Chip, params: dict) -> dict:
     """Validated parameters with every auto value resolved (see the module docstring)."""
-    p = validate_params(PARAMS, params)
+    try:
+        p = validate_params(PARAMS, params)
+    except InputError as exc:
+        raise block_dim_refusal(chip, exc) from None
     wl.check({k: p[k] for k in (s.name for s in wl.PARAMS) if k != "model"}
              | {"model": wl.PARAMS[0].default})
     typed = DecodeParams.of(p)
     model = typed.model_shape
-    for name, limit in (("vector cores", len(chip.vector_core_ids())),):
-        if typed.block_dim > limit:
-            raise InputError("params.block_dim", typed.block_dim,
-                             f"0 (all) to {limit} ({name} of {chip.display_name})")
+    check_block_dim(chip, typed.block_dim)
     if typed.impl == "cube_vector" and typed.kv_dtype == "bf16" and \
             "bf16" not in chip.cube_precisions:
         raise InputError("params.kv_dtype", "bf16", f"fp16 or int8 for the cube on "

@@ -229,10 +229,6 @@ def _check_shapes(chip: Chip, p: GemmParams) -> None:
             sparse = ", sparse" if k0 > chip.cube_k0(p.dtype_in) else ""
             raise InputError(f"params.{key}", getattr(p, key), f"a multiple of {step} (cube "
                              f"fractal for {p.dtype_in}{sparse})")
-    cores = len(chip.cube_core_ids())
-    if p.block_dim > cores:
-        raise InputError("params.block_dim", p.block_dim, f"1 to {cores} (cube cores of "
-                         f"{chip.display_name})")
     for key, most, dim, base in (("grid_x", p.tiles_m, "M", "base_m"),
                                  ("grid_y", p.tiles_n, "N", "base_n")):
         if getattr(p, key) > most:
@@ -320,7 +316,8 @@ def check(chip: Chip, params: dict) -> dict:
     defaults = {"block_dim": len(chip.cube_core_ids()),
                 "base_k": default_base_k(dtype_in) if isinstance(dtype_in, str) and
                 dtype_in in IN_BYTES else 64}
-    p = validate_params(PARAMS, {**defaults, **params})
+    cores = (len(chip.cube_core_ids()), f"cube cores of {chip.display_name}")
+    p = validate_params(PARAMS, {**defaults, **params}, limits={"block_dim": cores})
     g = GemmParams.of(p)
     _check_support(chip, g)
     _check_shapes(chip, g)

@@ -21,6 +21,7 @@ from .schema import (
     META_KEYS,
     MODEL_FIELDS,
     OPTIONAL_FIELDS,
+    OPTIONAL_META_KEYS,
     REQUIRED_FIELDS,
     SECTION,
     STATUSES,
@@ -35,7 +36,8 @@ MODELS: dict[str, str] = {
     "qwen2.5-7b": "qwen2_5_7b.toml", "qwen2.5-72b": "qwen2_5_72b.toml",
 }
 MAX_TEXT = 64 * 1024
-_PARTS = ("value", "source", "status", "confidence", "note")
+_PARTS = ("value", "source", "status", "confidence", "note", "note_zh")
+_TOP_KEYS = META_KEYS + OPTIONAL_META_KEYS
 _ENTRY_HELP = ('an inline table { value = ..., source = "...", status = "published|derived|'
                'estimated", confidence = "H|M|L", note = "..." }')
 _USER = Provenance("user input", "override", "L", "a shape given by the user")
@@ -74,12 +76,11 @@ def load_model_text(text: str, origin: str = "<model text>") -> ModelShape:
 def parse_model_document(doc: Mapping, origin: str) -> ModelShape:
     """Validate a parsed model document ([shape] entries with provenance) -> ModelShape."""
     for key, raw in doc.items():
-        if key not in META_KEYS + (SECTION,):
-            raise InputError(f"{origin}: {key}", raw, "a top-level key (" + ", ".join(META_KEYS)
+        if key not in _TOP_KEYS + (SECTION,):
+            raise InputError(f"{origin}: {key}", raw, "a top-level key (" + ", ".join(_TOP_KEYS)
                              + f") or the section [{SECTION}]",
-                             hint=_hint(key, META_KEYS + (SECTION,) + tuple(MODEL_FIELDS)))
-    meta = {k: _text(doc.get(k), f"{origin}: {k}", 300 if k == "description" else 64)
-            for k in META_KEYS}
+                             hint=_hint(key, _TOP_KEYS + (SECTION,) + tuple(MODEL_FIELDS)))
+    meta = _meta(doc, {}, origin)
     table = doc.get(SECTION)
     if not isinstance(table, Mapping):
         raise InputError(f"{origin}: [{SECTION}]", table,
@@ -96,18 +97,17 @@ def parse_model_document(doc: Mapping, origin: str) -> ModelShape:
 def model_from_dict(d: Mapping, origin: str = "user shape") -> ModelShape:
     """A user's own shape from plain numbers: {"layers": 32, "q_heads": 32, "kv_heads": 8,
     "head_dim": 128, "hidden": 4096, "params_B": 8.0} plus optional "intermediate_size",
-    "name", "display_name", "description". Provenance of every number: user input."""
+    "name", "display_name", "description", "description_zh". Provenance of every number:
+    user input."""
     if not isinstance(d, Mapping):
         raise InputError(f"{origin}", type(d).__name__, "a mapping of shape fields")
-    allowed = META_KEYS + tuple(MODEL_FIELDS)
+    allowed = _TOP_KEYS + tuple(MODEL_FIELDS)
     for key, raw in d.items():
         if key not in allowed:
             raise InputError(f"{origin}: {key}", raw, "one of " + ", ".join(allowed),
                              hint=_hint(key, allowed))
-    meta = {"name": d.get("name", "custom"), "display_name": d.get("display_name", "Custom model"),
-            "description": d.get("description", "A shape given by the user")}
-    meta = {k: _text(v, f"{origin}: {k}", 300 if k == "description" else 64)
-            for k, v in meta.items()}
+    meta = _meta(d, {"name": "custom", "display_name": "Custom model",
+                     "description": "A shape given by the user"}, origin)
     values = {k: check_value(MODEL_FIELDS[k], d[k], f"{origin}: {k}")
               for k in MODEL_FIELDS if k in d}
     provs = {k: _USER for k in values}
@@ -139,10 +139,21 @@ def build_model(meta: Mapping, values: Mapping, provs: Mapping, origin: str, whe
                       origin=origin)
 
 
-def _text(value: object, label: str, limit: int) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > limit \
+def _meta(d: Mapping, defaults: Mapping[str, str], origin: str) -> dict[str, str]:
+    """The checked texts of a file or dict: META_KEYS (required unless ``defaults`` has
+    them) and OPTIONAL_META_KEYS ("" when absent: the English stands in for them)."""
+    meta = {k: _text(d.get(k, defaults.get(k)), f"{origin}: {k}",
+                     300 if k == "description" else 64) for k in META_KEYS}
+    meta.update({k: _text(d.get(k, ""), f"{origin}: {k}", 300, empty_ok=True)
+                 for k in OPTIONAL_META_KEYS})
+    return meta
+
+
+def _text(value: object, label: str, limit: int, empty_ok: bool = False) -> str:
+    if not isinstance(value, str) or not (empty_ok or value.strip()) or len(value) > limit \
             or not value.isprintable():
-        raise InputError(label, value, f"a text of 1 to {limit} printable characters")
+        lowest = 0 if empty_ok else 1
+        raise InputError(label, value, f"a text of {lowest} to {limit} printable characters")
     return value
 
 
@@ -166,6 +177,6 @@ def _entry(key: str, raw: object, where: str) -> tuple[int | float, Provenance]:
     if raw["status"] != "published" and not (isinstance(note, str) and note.strip()):
         raise InputError(f"{where}.note", note, f"a note saying what the {raw['status']} "
                          "value rests on")
-    if not isinstance(note, str) or len(note) > 1000 or not note.isprintable():
-        raise InputError(f"{where}.note", note, "a text of 0 to 1000 printable characters")
-    return value, Provenance(source, raw["status"], raw["confidence"], note)
+    note = _text(note, f"{where}.note", 1000, empty_ok=True)
+    note_zh = _text(raw.get("note_zh", ""), f"{where}.note_zh", 1000, empty_ok=True)
+    return value, Provenance(source, raw["status"], raw["confidence"], note, note_zh)

@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 
 from hardware_presets.errors import InputError
 from hardware_presets.fields import PRECISION_BYTES, FieldSpec
-from hardware_presets.schema import Provenance
+from hardware_presets.schema import Provenance, in_language
 
 SECTION = "shape"
 META_KEYS = ("name", "display_name", "description")
+#: texts a file may also give in Simplified Chinese; without them the English stands in
+OPTIONAL_META_KEYS = ("description_zh",)
 SCALE_BYTES = 4  # fp32 scales
 STATUSES = ("published", "derived", "estimated", "override")
 CONFIDENCES = ("H", "M", "L")
@@ -109,6 +111,7 @@ class ModelShape:
     name: str
     display_name: str
     description: str
+    description_zh: str  # "" when the file gives none; see `description_in`
     layers: int
     q_heads: int
     kv_heads: int
@@ -126,6 +129,10 @@ class ModelShape:
     def values(self) -> dict[str, int | float]:
         """Every numeric field as {key: value}, in MODEL_FIELDS order."""
         return {k: getattr(self, k) for k in MODEL_FIELDS}
+
+    def description_in(self, lang: str) -> str:
+        """The description in ``lang``, falling back to English (as chip presets do)."""
+        return in_language(self.description, self.description_zh, lang)
 
     def provenance_of(self, key: str) -> Provenance:
         """The provenance of one numeric field."""

@@ -81,13 +81,18 @@ def ub_bytes_needed(chip: Chip, params: dict) -> int:
     return 3 * params["buffer_num"] * tile_bytes + scratch
 
 
+def default_block_dim(chip: Chip) -> int:
+    """blockDim when none is given: every vector core (at most the schema's default)."""
+    schema = next(spec.default for spec in PARAMS if spec.name == "block_dim")
+    return min(len(chip.vector_core_ids()), int(schema))
+
+
 def check(chip: Chip, params: dict) -> dict:
-    """Validated parameters; refuses tiles that break the 32-byte rule or overflow UB."""
-    cores = len(chip.vector_core_ids())
-    p = validate_params(PARAMS, {"block_dim": min(cores, 48), **params})  # default: all cores
-    if p["block_dim"] > cores:
-        raise InputError("params.block_dim", p["block_dim"],
-                         f"1 to {cores} (vector cores of {chip.display_name})")
+    """Validated parameters; refuses more cores than the chip has (naming its range, not
+    the schema's), tiles that break the 32-byte rule or overflow UB."""
+    cores = (len(chip.vector_core_ids()), f"vector cores of {chip.display_name}")
+    p = validate_params(PARAMS, {"block_dim": default_block_dim(chip), **params},
+                        limits={"block_dim": cores})
     tile_bytes = p["tile"] * elem_bytes(p["dtype"])
     if tile_bytes % chip.ub_align_bytes:
         step = chip.ub_align_bytes // elem_bytes(p["dtype"])
@@ -107,11 +112,16 @@ def ops_per_tile(chip: Chip, dtype: str) -> int:
     return 3 + (4 if needs_fp32_compute(chip, dtype) else 1)
 
 
+def instruction_count(chip: Chip, p: dict) -> int:
+    """Instructions of the program, counted without building it: ops per tile x tiles."""
+    return ops_per_tile(chip, p["dtype"]) * -(-p["n"] // p["tile"])
+
+
 def check_size(chip: Chip, p: dict) -> None:
     """Refuse, before any per-tile array exists, an n whose program exceeds the cap (a
     per-run setting, so it is not part of `check`: a valid scenario stays valid)."""
     per_tile, cap = ops_per_tile(chip, p["dtype"]), default_instruction_cap()
-    count = per_tile * -(-p["n"] // p["tile"])
+    count = instruction_count(chip, p)
     if count > cap:
         raise InputError("instructions", count, instruction_limit_text(cap),
                          f"n = {p['n']:,} in tiles of {p['tile']:,} elements, {per_tile} "

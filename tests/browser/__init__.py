@@ -148,8 +148,15 @@ def screenshot(page, name: str, full_page: bool = True) -> Path:
 
 
 def microseconds(text: str) -> float:
-    """A metric such as "1,234.5 µs" as a number."""
-    return float(text.split()[0].replace(",", ""))
+    """A time metric such as "234.5 µs" or "1.23 ms" in µs."""
+    number, unit = text.split()
+    return float(number.replace(",", "")) * {"µs": 1.0, "ms": 1e3}[unit]
+
+
+def metric_value(page, label: str):
+    """The value of the metric tile labelled ``label`` (a locator: it follows reruns)."""
+    return page.locator('[data-testid="stMetric"]').filter(has_text=label).locator(
+        '[data-testid="stMetricValue"]').first
 
 
 def open_rendered(page, url: str, title: str) -> None:

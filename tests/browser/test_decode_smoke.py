@@ -8,6 +8,7 @@ from tests.browser import (
     CHART,
     assert_chinese,
     exception_texts,
+    metric_value,
     open_app,
     open_rendered,
     rerun,
@@ -15,12 +16,9 @@ from tests.browser import (
     wait_for_charts,
 )
 
-METRIC_VALUE = '[data-testid="stMetricValue"]'
-
 
 def _step_time(page) -> str:
-    return page.locator('[data-testid="stMetric"]').filter(
-        has_text="Step time").locator(METRIC_VALUE).inner_text()
+    return metric_value(page, "Step time").inner_text()
 
 
 def test_decode_page_switches_implementation(app_url, page):

@@ -13,6 +13,7 @@ from tests.browser import (
     CHART,
     assert_chinese,
     exception_texts,
+    metric_value,
     open_app,
     open_rendered,
     rerun,
@@ -22,7 +23,6 @@ from tests.browser import (
 )
 
 KERNEL = "rmsnorm"
-METRIC_VALUE = '[data-testid="stMetricValue"]'
 
 
 def _label(name: str) -> str:
@@ -31,8 +31,7 @@ def _label(name: str) -> str:
 
 
 def _duration(page) -> str:
-    return page.locator('[data-testid="stMetric"]').filter(
-        has_text=t("metric.makespan_us.label", "en")).locator(METRIC_VALUE).inner_text()
+    return metric_value(page, t("metric.makespan_us.label", "en")).inner_text()
 
 
 def _expected(rows: int) -> str:

@@ -4,16 +4,19 @@ the KV bytes decide how many sequences fit next to the weights and, streamed fro
 how long the attention takes; the implementation decides how close to the HBM roof it
 gets.
 
-Read the widgets, check the parameters (auto values resolved), show the KV memory
-calculator (the shapes alone decide it), build a Scenario, refuse what would not fit in
-HBM or is too big to emulate here, run the cached decode step (one emulated layer times
-the model's layers, plus the estimated linear layers), draw it, explain. Bad input is
-shown translated and the page stays usable. Streamlit runs this file as the page script
-(``__name__ == "__main__"``).
+Read the widgets (their ranges follow the other parameters: the page's own checks,
+``decode_view.runs``, decide what it accepts; a value it would refuse moves into range,
+the refusal shown), split a model too big for one chip over cards (one card's share is
+emulated), check the parameters (auto values resolved), show the KV memory calculator
+(the shapes alone decide it), refuse what would not fit in HBM or is too big to emulate
+here, run the cached decode step (one emulated layer times the model's layers), draw it,
+explain. Bad input is shown translated and the page stays usable. Streamlit runs this
+file as the page script (``__name__ == "__main__"``).
 """
 from __future__ import annotations
 
-import numpy as np
+from functools import partial
+
 import streamlit as st
 
 from explorer.core import Scenario
@@ -29,27 +32,39 @@ from explorer.ui import (
 )
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
-from kernels.decode import kernel as decode
+from kernels.decode import params as dp
 
 
-def _checked(chip: Chip, params: dict) -> dict | None:
-    """The parameters with every auto value resolved, or None after showing why not."""
+def _refused(exc: InputError) -> None:
+    errors.show(exc, state.language(), decode_controls.label_id)
+
+
+def _prepared(chip: Chip, params: dict, seed: int) -> decode_view.Prepared | None:
+    """The checked parameters and the drawn batch of what the page emulates (one card's
+    share of a model split over cards), or None after showing why not."""
     try:
-        return decode.check(chip, params)
+        run = decode_controls.emulated(chip, params)
+        return decode_view.prepare(chip, run, seed)
     except InputError as exc:
-        errors.show(exc, state.language(), decode_controls.label_id)
+        _refused(exc)
         return None
 
 
-def _scenario(chip: Chip, params: dict, p: dict, workload, seed: int) -> Scenario | None:
+def _cards(chip: Chip, params: dict, w: decode_view.Prepared) -> None:
+    """Say why and how the model is split, when it is."""
+    cards = decode_controls.cards_of(chip, params)
+    if cards > 1:
+        decode_explain.show_cards(chip, decode_controls.whole_model(params), dp.model_of(w.p),
+                                  cards, params["weight_dtype"])
+
+
+def _scenario(chip: Chip, w: decode_view.Prepared, seed: int) -> Scenario | None:
     """The validated scenario, or None after showing why it cannot run (HBM, size)."""
-    lengths, layout = workload
     try:
-        decode.memory_check(chip, decode.DecodeParams.of(p), lengths, layout)
-        decode_view.check_size(chip, p, lengths)
-        return Scenario.make(state.preset(), "decode", params, state.overrides(), seed=seed)
+        decode_view.check_runs(chip, w)
+        return Scenario.make(state.preset(), "decode", w.run, state.overrides(), seed=seed)
     except InputError as exc:
-        errors.show(exc, state.language(), decode_controls.label_id)
+        _refused(exc)
         return None
 
 
@@ -59,7 +74,7 @@ def _results(scenario: Scenario) -> None:
         with st.spinner(state.tr("ui.decode.running")):
             s = decode_view.step(scenario)
     except InputError as exc:
-        errors.show(exc, state.language(), decode_controls.label_id)
+        _refused(exc)
         return
     st.subheader(state.tr("ui.decode.step.title"))
     decode_view.show_step(s)
@@ -87,18 +102,19 @@ def main() -> None:
     chip = state.chip()
     st.title(state.tr("ui.decode.title"))
     st.caption(state.tr("ui.decode.intro", chip=chip.display_name,
-                        cores=len(chip.vector_core_ids())))
-    for exc in decode_controls.take_url():
-        errors.show(exc, state.language(), decode_controls.label_id)
+                        cores=dp.block_dim_limit(chip)))
+    for exc in decode_controls.take_url(chip):
+        _refused(exc)
     decode_controls.examples()
-    params = decode_controls.controls(chip)
+    params, notices = decode_controls.controls(chip, partial(decode_view.runs, chip))
+    decode_controls.show_notices(notices)
     seed = params.pop("seed")
-    p = _checked(chip, params)
-    if p is not None:
-        workload = decode.workload(p, np.random.default_rng(seed))
-        decode_view.show_memory(chip, p, *workload)
-        decode_explain.show_plan(chip, p)
-        scenario = _scenario(chip, params, p, workload, seed)
+    w = _prepared(chip, params, seed)
+    if w is not None:
+        _cards(chip, params, w)
+        decode_view.show_memory(chip, w.p, w.lengths, w.layout)
+        decode_explain.show_plan(chip, w.p)
+        scenario = _scenario(chip, w, seed)
         if scenario is not None:
             _results(scenario)
     decode_explain.show_blog(chip)

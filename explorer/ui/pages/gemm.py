@@ -4,8 +4,9 @@ in waves, and what the tiling, the grid, the policy and split-K do to the cube's
 
 Read the widgets, build a Scenario from them and the sidebar's chip, draw the task grid
 (the plan alone decides it), run the cached simulate, draw the cached figures, explain.
-Bad input is shown translated and the page stays usable. Streamlit runs this file as the
-page script (``__name__ == "__main__"``).
+Bad input is shown translated, led by the field's label, and the page stays usable: a value
+it refuses moves, visibly, to the nearest one it runs (``gemm_controls.controls``).
+Streamlit runs this file as the page script (``__name__ == "__main__"``).
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from explorer.ui import (
     gemm_controls,
     gemm_explain,
     gemm_view,
-    kernel_pages,
     run_view,
     state,
     widgets,
@@ -26,7 +26,7 @@ from explorer.ui import (
 from hardware_presets.errors import InputError
 
 #: the page's labels of its parameters, leading its refusals ("blockDim (...) (params.block_dim)")
-LABEL_ID = kernel_pages.PAGES["gemm"].label_id
+LABEL_ID = gemm_controls.label_id
 
 
 def _scenario(params: dict, seed: int) -> Scenario | None:
@@ -64,10 +64,9 @@ def main() -> None:
     st.title(state.tr("ui.gemm.title"))
     st.caption(state.tr("ui.gemm.intro", chip=chip.display_name,
                         cores=len(chip.cube_core_ids())))
-    for exc in gemm_controls.take_url():
-        errors.show(exc, state.language(), LABEL_ID)
+    taken = gemm_controls.take()
     gemm_controls.examples()
-    params = gemm_controls.controls(chip)
+    params = gemm_controls.controls(chip, taken)
     seed = params.pop("seed")
     gemm_explain.sparsity_note(params)
     scenario = _scenario(params, seed)

@@ -2,8 +2,10 @@
 CopyOut with TQue queues, and what double buffering (BUFFER_NUM = 2) does to it.
 
 Read the widgets, build a Scenario from them and the sidebar's chip, run the cached
-simulate, draw the cached figures, explain. Bad input is shown translated and the page
-stays usable. Streamlit runs this file as the page script (``__name__ == "__main__"``).
+simulate, draw the cached figures, explain. Bad input is shown translated, led by the
+field's label, and the page stays usable: a value it refuses moves, visibly, to the
+nearest one it runs (``playground.controls``). Streamlit runs this file as the page
+script (``__name__ == "__main__"``).
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ def _run(params: dict):
         with st.spinner(state.tr("ui.va.running")):
             return scenario, state.simulate(scenario)
     except InputError as exc:
-        errors.show(exc, state.language())
+        errors.show(exc, state.language(), playground.label_id)
         return scenario, None
 
 
@@ -61,8 +63,8 @@ def main() -> None:
     chip = state.chip()
     st.title(state.tr("ui.va.title"))
     st.caption(state.tr("ui.va.intro", chip=chip.display_name))
-    playground.take_url(state.language())
-    params = playground.controls(state.chip())
+    taken = playground.take()
+    params = playground.controls(chip, taken)
     result = None
     if params is not None:
         scenario, result = _run(params)
