@@ -5,8 +5,10 @@ Every run ends with the run marker (`explorer.ui.run_marker`), even when the pag
 The emulation workers (explorer.core.worker_pool) re-import the main module as
 ``__mp_main__``, as multiprocessing does: that import draws nothing and starts nothing.
 """
-#: (module under explorer/ui/pages, url path, icon, the title's message id)
-PAGES = (("chip", "chip", "developer_board", "nav.chip"),
+#: (module under explorer/ui/pages, url path, icon, the title's message id); the first,
+#: whose url path is empty, is the default page at ``/``
+PAGES = (("start", "", "home", "nav.start"),
+         ("chip", "chip", "developer_board", "nav.chip"),
          ("vector_add", "vector_add", "add_circle", "nav.vector_add"),
          ("gemm", "gemm", "grid_on", "nav.gemm"),
          ("precision", "precision", "tune", "nav.precision"),
@@ -17,6 +19,7 @@ PAGES = (("chip", "chip", "developer_board", "nav.chip"),
          ("sparse", "sparse", "filter_alt", "nav.sparse"),
          ("compare", "compare", "compare", "nav.compare"),
          ("lab", "lab", "build", "nav.lab"),
+         ("puzzles", "puzzles", "code", "nav.puzzles"),
          ("multicard", "multicard", "hub", "nav.multicard"),
          ("claims", "claims", "fact_check", "nav.claims"),
          ("validation", "validation", "verified", "nav.validation"))
@@ -32,7 +35,7 @@ def main() -> None:
                        layout="wide")
     navigation = st.navigation([
         st.Page(f"explorer/ui/pages/{name}.py", title=state.tr(title_id), url_path=path,
-                icon=f":material/{icon}:", default=name == "chip")
+                icon=f":material/{icon}:", default=not path)
         for name, path, icon, title_id in PAGES])
     try:
         navigation.run()

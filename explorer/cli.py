@@ -158,8 +158,8 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 
 def _subcommands() -> tuple:
     """Commands kept in modules of their own (imported here: they import this module)."""
-    from . import cli_compare, cli_report, cli_sweep
-    return (cli_report, cli_compare, cli_sweep)
+    from . import cli_compare, cli_puzzle, cli_report, cli_sweep
+    return (cli_report, cli_compare, cli_sweep, cli_puzzle)
 
 
 def parser() -> argparse.ArgumentParser:

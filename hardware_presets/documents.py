@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .document_depth import json_deeper_than, toml_deeper_than
-from .errors import InputError
+from .errors import InputError, Phrase
 
 #: levels of tables, arrays and dotted-key parts: the documents we read need at most 3
 MAX_DEPTH = 16
@@ -40,17 +40,18 @@ def read_file(path: str | os.PathLike, field: str, expected: str, max_bytes: int
     ``expected`` says what it should be ("TOML file in the preset schema")."""
     file = Path(path)
     if not file.is_file():
-        raise DocumentError(field, str(path), f"an existing {expected}")
+        raise DocumentError(field, str(path), Phrase("refusal.doc.existing", what=expected))
     try:
         with file.open("rb") as stream:
             size = os.fstat(stream.fileno()).st_size
             data = b"" if size > max_bytes else stream.read(max_bytes + 1)  # it may grow
     except OSError as err:  # no permission, a file gone since the check
-        raise DocumentError(field, str(path), f"a readable {expected}",
+        raise DocumentError(field, str(path), Phrase("refusal.doc.readable", what=expected),
                             err.strerror or "") from None
     if size > max_bytes or len(data) > max_bytes:
-        raise DocumentError(f"{field}: size", f"{path} ({max(size, len(data)):,} bytes)",
-                            f"{expected} of at most {max_bytes:,} bytes")
+        raise DocumentError(f"{field}: size", Phrase("refusal.value.file_size", path=path,
+                                                     size=f"{max(size, len(data)):,}"),
+                            Phrase("refusal.doc.max_bytes", what=expected, limit=f"{max_bytes:,}"))
     return decode(data, file.name)
 
 
@@ -59,9 +60,9 @@ def decode(data: bytes, origin: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DocumentError(f"{origin}: encoding", f"byte 0x{data[err.start]:02x} at offset "
-                            f"{err.start}", "UTF-8 text",
-                            f"{origin} is not UTF-8 text: save it as UTF-8") from None
+        raise DocumentError(f"{origin}: encoding", Phrase(
+            "refusal.value.byte_at", byte=f"{data[err.start]:02x}", offset=err.start),
+            Phrase("refusal.doc.utf8"), Phrase("refusal.hint.save_utf8", origin=origin)) from None
 
 
 def load_toml(text: str, origin: str, max_chars: int, syntax_field: str = "") -> dict:
@@ -81,11 +82,12 @@ def load_json(text: str, origin: str, max_chars: int, syntax_field: str = "") ->
         if len(found) < len(items):
             seen = set()
             twice = next(k for k, _ in items if k in seen or seen.add(k))
-            raise DocumentError(f"{origin}: {twice!r}", "(repeated)", "each key once per object")
+            raise DocumentError(f"{origin}: {twice!r}", Phrase("refusal.value.repeated"),
+                                Phrase("refusal.doc.key_once"))
         return found
 
     def constant(name: str) -> float:
-        raise DocumentError(origin, name, "standard JSON (no NaN or Infinity)")
+        raise DocumentError(origin, name, Phrase("refusal.doc.standard_json"))
 
     return _parsed(lambda: json.loads(text, object_pairs_hook=pairs, parse_constant=constant),
                    origin, "JSON", syntax_field)
@@ -95,13 +97,14 @@ def check_text(text: object, origin: str, max_chars: int, fmt: str,
                too_deep: Callable[[str, int], bool]) -> None:
     """Refuse what no parser should be given: not text, too long, or nested too deep."""
     if not isinstance(text, str):
-        raise DocumentError(origin, type(text).__name__, f"{fmt} text")
+        raise DocumentError(origin, type(text).__name__, Phrase("refusal.doc.fmt_text", fmt=fmt))
     if len(text) > max_chars:
-        raise DocumentError(f"{origin}: size", f"{len(text):,} characters",
-                            f"a {fmt} document of at most {max_chars:,} characters")
+        raise DocumentError(f"{origin}: size", Phrase("refusal.value.characters",
+                                                      n=f"{len(text):,}"),
+                            Phrase("refusal.doc.max_chars", fmt=fmt, limit=f"{max_chars:,}"))
     if too_deep(text, MAX_DEPTH):
-        raise DocumentError(origin, "(nesting)", f"tables, arrays and dotted keys nested at "
-                            f"most {MAX_DEPTH} levels deep")
+        raise DocumentError(origin, Phrase("refusal.value.nesting"),
+                            Phrase("refusal.doc.depth", depth=MAX_DEPTH))
 
 
 def _parsed(parse: Callable[[], object], origin: str, fmt: str, syntax_field: str) -> object:
@@ -110,13 +113,13 @@ def _parsed(parse: Callable[[], object], origin: str, fmt: str, syntax_field: st
     try:
         data = parse()
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as err:
-        raise DocumentError(syntax_field or origin, "(file)", f"a valid {fmt} document",
-                            str(err)) from None
+        raise DocumentError(syntax_field or origin, Phrase("refusal.value.file"),
+                            Phrase("refusal.doc.valid", fmt=fmt), str(err)) from None
     except InputError:
         raise
     except ValueError:  # int() of a literal above sys.get_int_max_str_digits()
-        raise DocumentError(origin, "(a number)", "numbers of at most "
-                            f"{sys.get_int_max_str_digits():,} digits") from None
+        raise DocumentError(origin, Phrase("refusal.value.number"), Phrase(
+            "refusal.doc.digits", digits=f"{sys.get_int_max_str_digits():,}")) from None
     check_strings(data, origin)
     return data
 
@@ -126,18 +129,20 @@ def check_strings(data: object, origin: str, path: str = "") -> None:
     surrogate cannot be written back as UTF-8; a control code garbles a terminal)."""
     if isinstance(data, dict):
         for key, value in data.items():
-            _check_text(key, origin, path, _KEY_CONTROL, "a key")
+            _check_text(key, origin, path, _KEY_CONTROL, "refusal.doc.key_text")
             check_strings(value, origin, f"{path}.{key}" if path else key)
     elif isinstance(data, list):
         for index, value in enumerate(data):
             check_strings(value, origin, f"{path}[{index}]")
     elif isinstance(data, str):
-        _check_text(data, origin, path, _CONTROL, "text")
+        _check_text(data, origin, path, _CONTROL, "refusal.doc.text")
 
 
-def _check_text(text: str, origin: str, path: str, control: re.Pattern, what: str) -> None:
+def _check_text(text: str, origin: str, path: str, control: re.Pattern, allowed_id: str,
+                ) -> None:
+    """Refuse a key or text with a control code or a lone surrogate; ``allowed_id``: the
+    message id saying what a key (or text) may hold."""
     bad = _SURROGATE.search(text) or control.search(text)
     if bad:
-        raise DocumentError(f"{origin}: {path}" if path else origin, text[:80],
-                            f"{what} without control codes or lone surrogates (found "
-                            f"{bad.group()!r} at character {bad.start()})")
+        raise DocumentError(f"{origin}: {path}" if path else origin, text[:80], Phrase(
+            allowed_id, found=repr(bad.group()), at=bad.start()))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import Phrase
+
 SECTIONS = ("cores", "memory", "cube", "vector", "transfer")
 META_KEYS = ("name", "display_name", "architecture", "vector_dtypes", "description",
              "description_zh")
@@ -28,6 +30,24 @@ PRECISION_BYTES: dict[str, float] = {
 CUBE_PRECISIONS = ("fp16", "bf16", "int8", "int4", "fp32", "hf32")
 # Element types a vector unit may list in `vector_dtypes`.
 VECTOR_DTYPES = ("fp16", "bf16", "fp32", "int8", "int16", "int32")
+#: a unit in words -> the message id of its name in a refusal (units such as KiB stay)
+UNIT_IDS = {"bytes": "refusal.unit.bytes", "columns": "refusal.unit.columns",
+            "copies": "refusal.unit.copies", "cores": "refusal.unit.cores",
+            "cycles": "refusal.unit.cycles", "cycles/burst": "refusal.unit.cycles_burst",
+            "cycles/repeat": "refusal.unit.cycles_repeat", "elements": "refusal.unit.elements",
+            "elements/cycle": "refusal.unit.elements_cycle", "rows": "refusal.unit.rows",
+            "layers": "refusal.unit.layers", "heads": "refusal.unit.heads",
+            "tokens": "refusal.unit.tokens", "billion parameters": "refusal.unit.billion_params"}
+#: what 0 stands for (FieldSpec.zero_means) -> the message id of its words in a refusal
+ZERO_IDS = {"no fixpipe (coupled cores)": "refusal.zero.no_fixpipe",
+            "the cube lacks this precision": "refusal.zero.no_precision",
+            "no standalone vector cores": "refusal.zero.no_vector_cores",
+            "not given": "refusal.zero.not_given"}
+
+
+def unit_words(unit: str) -> str:
+    """A unit as a refusal says it: a `Phrase` for a unit in words, else the unit."""
+    return Phrase(UNIT_IDS[unit]) if unit in UNIT_IDS else unit
 
 
 @dataclass(frozen=True)
@@ -57,14 +77,20 @@ class FieldSpec:
         """Message id of the field's one-line help in the translation catalogues."""
         return f"field.{self.key}.help"
 
-    def allowed(self) -> str:
-        """The allowed range in words, as error messages print it."""
-        noun = "an integer" if self.kind is int else "a finite number"
+    def allowed(self) -> Phrase:
+        """The allowed range in words, as error messages print it (a `Phrase`)."""
+        whole = self.kind is int
+        unit = unit_words(self.unit)
+        zero = Phrase(ZERO_IDS[self.zero_means]) if self.zero_means in ZERO_IDS else \
+            self.zero_means
         if self.min_present:
-            return (f"0 ({self.zero_means}) or {noun} from {self.min_present:g} to "
-                    f"{self.max:g} {self.unit}")
-        text = f"{noun} from {self.min:g} to {self.max:g} {self.unit}"
-        return f"{text}; 0 = {self.zero_means}" if self.zero_means else text
+            return Phrase("refusal.field.int_present" if whole else
+                          "refusal.field.number_present", zero=zero,
+                          low=f"{self.min_present:g}", high=f"{self.max:g}", unit=unit)
+        text = Phrase("refusal.field.int_range" if whole else "refusal.field.number_range",
+                      low=f"{self.min:g}", high=f"{self.max:g}", unit=unit)
+        return Phrase("refusal.field.zero_means", range=text, zero=zero) if self.zero_means \
+            else text
 
 
 def _f(key, section, unit, kind, lo, hi, tunable, step, zero_means="", min_present=0.0):

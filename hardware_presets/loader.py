@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from . import documents
-from .errors import InputError
+from .errors import InputError, Phrase
 from .fields import FIELDS, SECTIONS, section_keys
 from .schema import Chip, Provenance
 from .validate import parse_document
@@ -29,8 +29,8 @@ def list_presets() -> tuple[str, ...]:
 def load(name: str, /, **overrides: int | float) -> Chip:
     """A shipped preset by name ("910B2"), optionally with numeric fields overridden."""
     if not isinstance(name, str) or name not in PRESETS:
-        raise InputError("preset", name, "one of " + ", ".join(PRESETS),
-                         hint="Use load_file(path) for a chip TOML of your own")
+        raise InputError("preset", name, Phrase("refusal.one_of", options=", ".join(PRESETS)),
+                         hint=Phrase("refusal.hint.load_file"))
     if not overrides:
         return _preset(name)
     try:
@@ -55,7 +55,7 @@ def _preset_with(name: str, items: tuple) -> Chip:
 def load_file(path: str | os.PathLike, /, **overrides: int | float) -> Chip:
     """A chip from a user's TOML file in the preset schema, optionally with overrides."""
     name = Path(path).name
-    text = documents.read_file(path, name, "TOML file in the preset schema", MAX_FILE_BYTES)
+    text = documents.read_file(path, name, Phrase("refusal.doc.toml_preset"), MAX_FILE_BYTES)
     return load_text(text, origin=name, **overrides)
 
 
@@ -63,7 +63,8 @@ def load_text(text: str | bytes, /, origin: str = "<chip text>", **overrides: in
     """A chip from TOML text (say, an uploaded file); ``origin`` names it in messages."""
     if isinstance(text, bytes):
         if len(text) > MAX_FILE_BYTES:
-            raise InputError(f"{origin}: size", len(text), f"at most {MAX_FILE_BYTES} bytes")
+            raise InputError(f"{origin}: size", len(text),
+                             Phrase("refusal.at_most_bytes", limit=MAX_FILE_BYTES))
         text = documents.decode(text, origin)
     doc = documents.load_toml(text, origin, MAX_FILE_BYTES, syntax_field=f"{origin}: TOML")
     chip = parse_document(doc, origin)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field, fields
 
-from .errors import InputError
+from .errors import InputError, Phrase
 from .fields import CUBE_PRECISIONS, FIELDS, PRECISION_BYTES
 
 
@@ -163,8 +163,9 @@ class Chip:
         """The cube's k0 (elements of K per fractal) for a precision this chip offers."""
         if precision not in self.cube_precisions:
             raise InputError(f"{self.display_name}: cube precision", precision,
-                             f"one of {', '.join(self.cube_precisions)}",
-                             hint=f"The {self.display_name} cube has no {precision} mode")
+                             Phrase("refusal.one_of", options=", ".join(self.cube_precisions)),
+                             hint=Phrase("refusal.chip.no_cube_mode", chip=self.display_name,
+                                         precision=precision))
         return getattr(self, f"cube_k0_{precision}")
 
     def cube_macs_per_cycle(self, precision: str) -> int:
@@ -193,7 +194,7 @@ class Chip:
         """Whole-chip elementwise peak for simple ops (add, mul, max...) in G elements/s."""
         if dtype not in self.vector_dtypes:
             raise InputError(f"{self.display_name}: vector dtype", dtype,
-                             f"one of {', '.join(self.vector_dtypes)}")
+                             Phrase("refusal.one_of", options=", ".join(self.vector_dtypes)))
         per_cycle = self.vector_bytes_per_cycle / PRECISION_BYTES[dtype]
         return sum(n * per_cycle * mhz / 1e3 for n, mhz in self.vector_units())
 
@@ -211,7 +212,8 @@ class Chip:
     def ridge_point(self, precision: str = "fp16", level: str = "hbm") -> float:
         """Roofline ridge point in flop/byte: cube peak over HBM (or L2) bandwidth."""
         if level not in ("hbm", "l2"):
-            raise InputError(f"{self.display_name}: ridge_point level", level, "'hbm' or 'l2'")
+            raise InputError(f"{self.display_name}: ridge_point level", level,
+                             Phrase("refusal.either", first="'hbm'", second="'l2'"))
         bw = self.hbm_bytes_per_ns if level == "hbm" else self.l2_bytes_per_ns
         return self.peak_tflops(precision) * 1e3 / bw
 
@@ -294,7 +296,8 @@ def _core_layout(arch: str, ai: int, vec: int) -> tuple[tuple[str, ...], tuple[s
 
 def _known_key(key: str, chip_name: str) -> str:
     if key not in FIELDS:
-        raise InputError(f"{chip_name}: field", key, "a key of FIELDS: " + ", ".join(FIELDS))
+        raise InputError(f"{chip_name}: field", key,
+                         Phrase("refusal.chip.fields_key", names=", ".join(FIELDS)))
     return key
 
 

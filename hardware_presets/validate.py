@@ -11,7 +11,7 @@ import math
 import numbers
 from collections.abc import Callable, Mapping
 
-from .errors import InputError
+from .errors import InputError, Phrase
 from .fields import (
     ALIGN_KEYS,
     ARCHITECTURES,
@@ -29,6 +29,7 @@ from .fields import (
     VECTOR_DTYPES,
     FieldSpec,
     section_keys,
+    unit_words,
 )
 from .schema import Chip, Provenance
 
@@ -44,13 +45,13 @@ class _Missing:
 
 MISSING = _Missing()
 _META_LIMITS = {"name": 64, "display_name": 100, "description": 500}
-_ENTRY_HELP = ('an inline table { value = ..., source = "...", status = "published|derived|'
-               'estimated", confidence = "H|M|L", note = "..." }')
+_ENTRY_HELP = Phrase("refusal.doc.entry", table='{ value = ..., source = "...", status = '
+                     '"published|derived|estimated", confidence = "H|M|L", note = "..." }')
 
 
 def _hint(word: str, choices) -> str:
     close = difflib.get_close_matches(str(word), list(choices), n=1)
-    return f"Did you mean {close[0]!r}?" if close else ""
+    return Phrase("refusal.hint.did_you_mean", name=repr(close[0])) if close else ""
 
 
 # ---- one value ---------------------------------------------------------------------------
@@ -60,7 +61,8 @@ def check_value(spec: FieldSpec, value: object, label: str) -> int | float:
         raise InputError(label, value, spec.allowed())
     if spec.kind is int:
         if not isinstance(value, numbers.Integral):
-            raise InputError(label, value, spec.allowed(), hint="Write it without a decimal point")
+            raise InputError(label, value, spec.allowed(),
+                             hint=Phrase("refusal.hint.no_decimal_point"))
         value = int(value)
     else:
         try:
@@ -75,7 +77,7 @@ def check_value(spec: FieldSpec, value: object, label: str) -> int | float:
 
 
 def _text(value: object, label: str, limit: int, empty_ok: bool = False) -> str:
-    allowed = f"a text of {'0' if empty_ok else '1'} to {limit} printable characters"
+    allowed = Phrase("refusal.printable_text", low=0 if empty_ok else 1, high=limit)
     ok = isinstance(value, str) and len(value) <= limit and (empty_ok or value.strip())
     if not ok or not value.isprintable():
         raise InputError(label, value, allowed)
@@ -87,8 +89,9 @@ def parse_document(doc: Mapping, origin: str) -> Chip:
     """Validate a parsed TOML document in the preset schema and build the `Chip`."""
     for key, raw in doc.items():
         if key not in META_KEYS + SECTIONS:
-            raise InputError(f"{origin}: {key}", raw, "a top-level key (" + ", ".join(META_KEYS)
-                             + ") or a section [" + "], [".join(SECTIONS) + "]",
+            raise InputError(f"{origin}: {key}", raw, Phrase(
+                "refusal.doc.top_key", keys=", ".join(META_KEYS),
+                sections="[" + "], [".join(SECTIONS) + "]"),
                              hint=_hint(key, META_KEYS + SECTIONS + tuple(FIELDS)))
     meta = _check_meta(doc, origin)
     values: dict[str, int | float] = {}
@@ -97,8 +100,8 @@ def parse_document(doc: Mapping, origin: str) -> Chip:
         table = doc.get(section, MISSING)
         keys = section_keys(section)
         if not isinstance(table, Mapping):
-            raise InputError(f"{origin}: [{section}]", table,
-                             f"a [{section}] table with the keys " + ", ".join(keys))
+            raise InputError(f"{origin}: [{section}]", table, Phrase(
+                "refusal.doc.section_table", section=section, keys=", ".join(keys)))
         _check_section_keys(table, section, origin)
         for key in keys:
             where = f"{origin}: {section}.{key}"
@@ -115,11 +118,10 @@ def _check_meta(doc: Mapping, origin: str) -> dict:
         meta[key] = _text(doc.get(key, ""), f"{origin}: {key}", limit, empty_ok=True)
     arch = doc.get("architecture", MISSING)
     if arch not in ARCHITECTURES:
-        raise InputError(f"{origin}: architecture", arch, "'split' (AIC + AIV cores, 910B) or "
-                         "'coupled' (AI cores with cube and vector, 910 / 310P)")
+        raise InputError(f"{origin}: architecture", arch, Phrase("refusal.chip.architecture"))
     meta["architecture"] = arch
     dtypes = doc.get("vector_dtypes", MISSING)
-    allowed = "a non-empty list of distinct names from " + ", ".join(VECTOR_DTYPES)
+    allowed = Phrase("refusal.chip.vector_dtypes", names=", ".join(VECTOR_DTYPES))
     if (not isinstance(dtypes, list) or not dtypes or len(set(map(str, dtypes))) != len(dtypes)
             or any(d not in VECTOR_DTYPES for d in dtypes)):
         raise InputError(f"{origin}: vector_dtypes", dtypes, allowed)
@@ -131,12 +133,12 @@ def _check_section_keys(table: Mapping, section: str, origin: str) -> None:
     for key, raw in table.items():
         spec = FIELDS.get(key)
         if spec is None:
-            raise InputError(f"{origin}: {section}.{key}", raw,
-                             f"a key of [{section}]: " + ", ".join(section_keys(section)),
+            raise InputError(f"{origin}: {section}.{key}", raw, Phrase(
+                "refusal.doc.section_key", section=section, keys=", ".join(section_keys(section))),
                              hint=_hint(key, FIELDS))
         if spec.section != section:
-            raise InputError(f"{origin}: {section}.{key}", raw,
-                             f"{key} belongs in [{spec.section}], not [{section}]")
+            raise InputError(f"{origin}: {section}.{key}", raw, Phrase(
+                "refusal.doc.wrong_section", key=key, right=spec.section, wrong=section))
 
 
 def _entry(spec: FieldSpec, raw: object, where: str) -> tuple[int | float, Provenance]:
@@ -144,8 +146,8 @@ def _entry(spec: FieldSpec, raw: object, where: str) -> tuple[int | float, Prove
         raise InputError(where, raw, _ENTRY_HELP)
     for part in raw:
         if part not in PROVENANCE_PARTS:
-            raise InputError(f"{where}.{part}", raw[part],
-                             "one of the parts " + ", ".join(PROVENANCE_PARTS))
+            raise InputError(f"{where}.{part}", raw[part], Phrase(
+                "refusal.doc.one_of_parts", parts=", ".join(PROVENANCE_PARTS)))
     for part in ("value", "source", "status", "confidence"):
         if part not in raw:
             raise InputError(f"{where}.{part}", MISSING, _ENTRY_HELP)
@@ -153,16 +155,16 @@ def _entry(spec: FieldSpec, raw: object, where: str) -> tuple[int | float, Prove
     source = _text(raw["source"], f"{where}.source", 300)
     status = raw["status"]
     if status not in FILE_STATUSES:
-        raise InputError(f"{where}.status", status, "one of " + ", ".join(FILE_STATUSES))
+        raise InputError(f"{where}.status", status, Phrase(
+            "refusal.one_of", options=", ".join(FILE_STATUSES)))
     confidence = raw["confidence"]
     if confidence not in CONFIDENCES:
-        raise InputError(f"{where}.confidence", confidence,
-                         "one of H (vendor), M (mirror or derived), L (press or interpretation)")
+        raise InputError(f"{where}.confidence", confidence, Phrase("refusal.doc.confidence"))
     note = raw.get("note", "")
     if status != "published" and isinstance(note, str) and not note.strip():
-        article = "an" if status[0] in "aeiou" else "a"
-        raise InputError(f"{where}.note", note, f"a note saying what {article} {status} value "
-                         "rests on (1 to 1000 printable characters)")
+        raise InputError(f"{where}.note", note, Phrase(
+            "refusal.doc.note_an" if status[0] in "aeiou" else "refusal.doc.note_a",
+            status=status))
     note = _text(note, f"{where}.note", 1000, empty_ok=True)
     note_zh = _text(raw.get("note_zh", ""), f"{where}.note_zh", 1000, empty_ok=True)
     return value, Provenance(source, status, confidence, note, note_zh)
@@ -181,37 +183,36 @@ def build_chip(meta: Mapping, values: Mapping[str, int | float],
 def _check_cube(v: Mapping, where: Where) -> None:
     for key in ("cube_m0", "cube_n0"):
         if v[key] != 16:
-            raise InputError(where(key), v[key], "16 (the DaVinci cube fractal is 16 x 16)")
+            raise InputError(where(key), v[key], Phrase("refusal.chip.fractal"))
     for p in CUBE_PRECISIONS:
         key = f"cube_k0_{p}"
         if v[key] % 4:
-            raise InputError(where(key), v[key], "0 (the cube lacks it) or a multiple of 4 "
-                             f"from 4 to {FIELDS[key].max:g}")
+            raise InputError(where(key), v[key], Phrase("refusal.chip.k0",
+                                                        high=f"{FIELDS[key].max:g}"))
     if not any(v[f"cube_k0_{p}"] for p in CUBE_PRECISIONS):
-        raise InputError(where("cube_k0_fp16"), v["cube_k0_fp16"],
-                         "a multiple of 4 from 4 to 256: the cube needs at least one precision")
+        raise InputError(where("cube_k0_fp16"), v["cube_k0_fp16"], Phrase("refusal.chip.k0_none"))
 
 
 def _check_memory(v: Mapping, where: Where) -> None:
     for key in ALIGN_KEYS:
         if v[key] & (v[key] - 1):
-            raise InputError(where(key), v[key], "a power of two from 1 to 4096 bytes")
+            raise InputError(where(key), v[key], Phrase("refusal.chip.align"))
     if v["ub_reserved_bytes"] % v["ub_align_bytes"]:
-        raise InputError(where("ub_reserved_bytes"), v["ub_reserved_bytes"],
-                         f"a multiple of ub_align_bytes = {v['ub_align_bytes']} "
-                         f"from 0 to {FIELDS['ub_reserved_bytes'].max:g} bytes")
+        raise InputError(where("ub_reserved_bytes"), v["ub_reserved_bytes"], Phrase(
+            "refusal.chip.ub_reserved", align=v["ub_align_bytes"],
+            high=f"{FIELDS['ub_reserved_bytes'].max:g}"))
     for key, align in (("l1_KiB", "l1_align_bytes"), ("l0a_KiB", "l0ab_align_bytes"),
                        ("l0b_KiB", "l0ab_align_bytes"), ("l0c_KiB", "l0c_align_bytes"),
                        ("ub_KiB", "ub_align_bytes")):
         if v[key] * 1024 % v[align]:
-            raise InputError(where(key), v[key], f"a size whose bytes are a multiple of "
-                             f"{align} = {v[align]} (KiB x 1024 divisible by {v[align]})")
+            raise InputError(where(key), v[key], Phrase("refusal.chip.size_align", key=align,
+                                                        align=v[align]))
     block = max(32, v["ub_align_bytes"])
     need = v["ub_reserved_bytes"] + block
     if v["ub_KiB"] * 1024 < need:
-        raise InputError(where("ub_KiB"), v["ub_KiB"],
-                         f"at least {-(-need // 1024)} KiB: UB must hold one {block}-byte "
-                         f"block after the {v['ub_reserved_bytes']}-byte reserve")
+        raise InputError(where("ub_KiB"), v["ub_KiB"], Phrase(
+            "refusal.chip.ub_min", kib=-(-need // 1024), block=block,
+            reserved=v["ub_reserved_bytes"]))
 
 
 def _check_cores(arch: str, v: Mapping, where: Where) -> None:
@@ -219,23 +220,23 @@ def _check_cores(arch: str, v: Mapping, where: Where) -> None:
     if arch == "split":
         if v["vector_cores"] != 2 * ai:
             raise InputError(where("vector_cores"), v["vector_cores"],
-                             f"exactly 2 x ai_cores = {2 * ai} on a split chip (AIC:AIV = 1:2)")
+                             Phrase("refusal.chip.split_vector_cores", n=2 * ai))
         if v["vector_clock_MHz"] != v["clock_MHz"]:
             raise InputError(where("vector_clock_MHz"), v["vector_clock_MHz"],
-                             f"equal to clock_MHz = {v['clock_MHz']} on a split chip")
+                             Phrase("refusal.chip.split_clock", clock=v["clock_MHz"]))
         for key in FIXPIPE_KEYS:
             if v[key] <= 0:
                 spec = FIELDS[key]
-                raise InputError(where(key), v[key], f"greater than 0 and at most {spec.max:g} "
-                                 f"{spec.unit}: split cube cores have a fixpipe")
+                raise InputError(where(key), v[key], Phrase(
+                    "refusal.chip.fixpipe_split", high=f"{spec.max:g}",
+                    unit=unit_words(spec.unit)))
     else:
         for key in FIXPIPE_KEYS + FIXPIPE_COST_KEYS:
             if v[key] != 0:
-                raise InputError(where(key), v[key], "0: coupled chips have no fixpipe "
-                                 "(L0C -> UB goes through the vector unit)")
+                raise InputError(where(key), v[key], Phrase("refusal.chip.fixpipe_coupled"))
     if v["cluster_size"] > ai:
         raise InputError(where("cluster_size"), v["cluster_size"],
-                         f"from 1 to ai_cores = {ai}: a cluster groups cores of one kind")
+                         Phrase("refusal.chip.cluster", ai=ai))
 
 
 # ---- overrides ---------------------------------------------------------------------------
@@ -246,8 +247,8 @@ def apply_overrides(chip: Chip, overrides: Mapping[str, object]) -> Chip:
     new = dict(old)
     for key, raw in overrides.items():
         if key not in FIELDS:
-            raise InputError(f"{label}: {key}", raw, "a numeric chip field: " + ", ".join(FIELDS),
-                             hint=_hint(key, FIELDS))
+            raise InputError(f"{label}: {key}", raw, Phrase(
+                "refusal.chip.field", names=", ".join(FIELDS)), hint=_hint(key, FIELDS))
         new[key] = check_value(FIELDS[key], raw, f"{label}: {key}")
     if chip.architecture == "split" and "vector_cores" not in overrides:
         new["vector_cores"] = 2 * new["ai_cores"]

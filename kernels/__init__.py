@@ -14,7 +14,7 @@ import importlib
 import pkgutil
 from collections.abc import Iterator
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.record import KernelRecord
 
 
@@ -38,7 +38,8 @@ def get(name: str) -> KernelRecord:
     try:
         return KERNELS[name]
     except (KeyError, TypeError):
-        raise InputError("kernel", name, "one of " + ", ".join(KERNELS)) from None
+        raise InputError("kernel", name, Phrase("refusal.one_of", options=", ".join(KERNELS))) \
+            from None
 
 
 def register(record: KernelRecord) -> None:

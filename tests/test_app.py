@@ -15,7 +15,7 @@ from explorer.ui import playground as va
 from explorer.ui import run_view, widgets
 from explorer.ui.run_marker import TEST_ID as RUN_MARKER_ID
 from explorer.ui.state import DEFAULT_PRESET
-from tests.apptest_helpers import run, start_app, texts, widget
+from tests.apptest_helpers import apply, run, start_app, texts, widget
 
 CHIP = "explorer/ui/pages/chip.py"
 PLAYGROUND = "explorer/ui/pages/vector_add.py"
@@ -23,17 +23,24 @@ SMALL_N = 1 << 16  # a quick scenario: 8 tiles of 8192 elements
 
 
 def start(query: dict | None = None) -> AppTest:
-    """The app from its entry point, run once (on the chip page, the default)."""
+    """The app from its entry point, run once (on the start page, the default)."""
     return run(start_app(query))
 
 
+def chip_page(query: dict | None = None) -> AppTest:
+    """The app from its entry point with ``query`` in its URL, switched to the chip page
+    (at ``/chip``)."""
+    return run(start(query).switch_page(CHIP))
+
+
 def playground(at: AppTest, n: int = SMALL_N, **widgets) -> AppTest:
-    """Switch to the playground with a small n, then set other widgets by session name."""
+    """Switch to the playground with a small n, set other widgets by session name, and
+    apply them (the page runs the values applied, not the widgets' as they change)."""
     run(at.switch_page(PLAYGROUND))
     at.select_slider(key="w.va.n").set_value(n)
     for name, value in widgets.items():
         _set(at, name, value)
-    return run(at)
+    return apply(at)
 
 
 def _set(at: AppTest, name: str, value) -> None:
@@ -73,7 +80,7 @@ def test_every_run_ends_with_its_number_even_when_the_page_raises(monkeypatch):
 
 # ---- chip page ---------------------------------------------------------------------------
 def test_chip_page_shows_fields_peaks_and_diagram():
-    at = start()
+    at = chip_page()
     assert at.title[0].value == "Chip: Ascend 910B2"
     assert len(at.get("plotly_chart")) == 1  # the core block diagram
     assert any(n.key == "w.field.ub_KiB" for n in at.number_input)
@@ -86,7 +93,7 @@ def test_chip_page_shows_fields_peaks_and_diagram():
 
 
 def test_invalid_override_is_an_error_message_not_an_exception():
-    at = start()
+    at = chip_page()
     at.number_input(key="w.field.vector_cores").set_value(10)
     run(at)
     message = texts(at.error)
@@ -97,7 +104,7 @@ def test_invalid_override_is_an_error_message_not_an_exception():
 
 
 def test_ub_override_limits_the_playground_tiles_and_resets():
-    at = start()
+    at = chip_page()
     at.number_input(key="w.field.ub_KiB").set_value(32)
     run(at)
     assert "ub_KiB = 32" in texts(at.sidebar.caption)
@@ -135,7 +142,7 @@ def test_buffer_num_changes_the_makespan():
     at = playground(start(), block_dim=2, buffer_num=2)  # 4 tiles per core: a pipeline
     double = metric(at, "Kernel duration")
     _set(at, "buffer_num", 1)
-    single = metric(run(at), "Kernel duration")
+    single = metric(apply(at), "Kernel duration")
     assert single != double
     assert float(single.split()[0]) > float(double.split()[0])
     assert "BUFFER_NUM = 1" in texts(at.info)
@@ -158,17 +165,17 @@ def test_too_big_a_program_is_refused_visibly_and_the_page_stays_usable():
     at = playground(start())
     top = int(at.select_slider(key="w.va.n").options[-1].split()[0].replace(",", ""))
     at.select_slider(key="w.va.n").set_value(top)
-    assert not run(at).error and "Passed" in texts(at.success)
+    assert not apply(at).error and "Passed" in texts(at.success)
     _set(at, "dtype", "bf16")
-    message = texts(run(at).error)
+    message = texts(run(at).error)  # the controls refuse it at once, before any Apply
     assert f"n (elements) (params.n) = {top}" in message
     assert "at most 300,000 instructions" in message
     assert at.select_slider(key="w.va.n").value < top
-    assert "Passed" in texts(at.success)
+    assert "Passed" in texts(apply(at).success)
 
 
 def test_chinese_titles_and_labels():
-    at = start()
+    at = chip_page()
     at.sidebar.radio[0].set_value("zh")
     run(at)
     assert at.title[0].value == "芯片：Ascend 910B2"
@@ -182,8 +189,8 @@ def test_chinese_titles_and_labels():
 
 # ---- URL ---------------------------------------------------------------------------------
 def test_url_sets_language_preset_override_and_parameters():
-    at = start({"lang": "zh", "preset": "910B4", "chip.ub_KiB": "64", "n": "4096",
-                "block_dim": "4", "buffer_num": "1"})
+    at = chip_page({"lang": "zh", "preset": "910B4", "chip.ub_KiB": "64", "n": "4096",
+                    "block_dim": "4", "buffer_num": "1"})
     assert at.title[0].value == "芯片：Ascend 910B4"
     assert at.number_input(key="w.field.ub_KiB").value == 64
     run(at.switch_page(PLAYGROUND))
@@ -193,10 +200,11 @@ def test_url_sets_language_preset_override_and_parameters():
 
 
 def test_bad_url_values_are_reported_and_ignored():
-    at = start({"preset": "nope", "chip.ub_KiB": "-1"})
+    at = start({"preset": "nope", "chip.ub_KiB": "-1"})  # shown by the first page run
     message = texts(at.sidebar.error)
     assert "preset = 'nope' is not allowed" in message
     assert "ub_KiB" in message
+    run(at.switch_page(CHIP))
     assert at.title[0].value == "Chip: Ascend 910B2"
 
 

@@ -18,7 +18,7 @@ from explorer.ui.decode_explain import BLOG_KV_GB
 from kernels.decode import params as dp
 from kernels.decode.kv_memory import max_batch_that_fits
 from kernels.models import load_model, model_from_dict
-from tests.apptest_helpers import open_page, set_widgets, texts
+from tests.apptest_helpers import open_page, set_and_apply, texts
 from tests.apptest_helpers import widget as find
 
 PAGE = "explorer/ui/pages/decode.py"
@@ -32,8 +32,9 @@ DECIMAL = ("KB", "MB", "GB", "TB")
 
 
 def decode_page(query: dict | None = None, **values):
+    """The decode page with ``values`` set and applied."""
     at = open_page(PAGE, query)
-    return set_widgets(at, PREFIX, **values) if values else at
+    return set_and_apply(at, PREFIX, **values) if values else at
 
 
 def widget(at, name: str):
@@ -79,7 +80,7 @@ def runs_cleanly(at) -> bool:
 def test_switching_to_an_explicit_list_keeps_the_lengths_and_the_results():
     at = decode_page(distribution="lognormal")
     shown = metric(at, KV_TILE)
-    set_widgets(at, PREFIX, distribution="list")
+    set_and_apply(at, PREFIX, distribution="list")
     assert runs_cleanly(at)
     lengths = at.text_input(key=PREFIX + "lengths").value
     assert len(lengths.split(",")) == widget(at, "batch").value
@@ -94,7 +95,7 @@ def test_every_model_opens_without_an_error_split_over_cards_when_too_big():
     for name in decode_controls.SPECS["model"].choices:
         if name == dp.CUSTOM:
             continue
-        set_widgets(at, PREFIX, model=name)
+        set_and_apply(at, PREFIX, model=name)
         assert runs_cleanly(at), (name, texts(at.error))
         model = load_model(name)
         if max_batch_that_fits(model, chip(at), 1)["weights_fit"]:
@@ -141,9 +142,9 @@ def test_mean_len_never_offers_more_than_max_len():
 
 def test_mean_len_and_batch_at_their_largest_offer_run():
     at = decode_page()
-    set_widgets(at, PREFIX, mean_len=option_value(widget(at, "mean_len").options[-1]))
+    set_and_apply(at, PREFIX, mean_len=option_value(widget(at, "mean_len").options[-1]))
     assert runs_cleanly(at)
-    set_widgets(at, PREFIX, batch=option_value(widget(at, "batch").options[-1]))
+    set_and_apply(at, PREFIX, batch=option_value(widget(at, "batch").options[-1]))
     assert runs_cleanly(at)
 
 

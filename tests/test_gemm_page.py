@@ -1,7 +1,8 @@
 """The GEMM page under ``streamlit.testing.v1.AppTest``: it renders on the default and on
-the coupled presets, its task-grid picture follows the policy, split-K shortens a small
-GEMM, bad input (a precision the chip lacks, 4:2 sparsity on 310P, a tile too large for
-L0B, a huge problem, a bad link) is a translated message, and Chinese works.
+the coupled presets, its task-grid picture follows the policy once applied, split-K
+shortens a small GEMM, bad input (a precision the chip lacks, 4:2 sparsity on 310P, a
+tile too large for L0B, a huge problem, a bad link) is a translated message, and Chinese
+works.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest_helpers import open_page, run, set_widgets, texts
+from tests.apptest_helpers import open_page, run, set_and_apply, set_widgets, texts
 from tests.apptest_helpers import widget as find
 
 PAGE = "explorer/ui/pages/gemm.py"
@@ -23,7 +24,8 @@ def widget(at: AppTest, name: str):
 
 
 def set_values(at: AppTest, **values) -> AppTest:
-    return set_widgets(at, PREFIX, **values)
+    """Set widgets and press Apply: the page then runs them."""
+    return set_and_apply(at, PREFIX, **values)
 
 
 def gemm_page(query: dict | None = None, **values) -> AppTest:
@@ -41,8 +43,8 @@ def makespan_us(at: AppTest) -> float:
 
 
 def grid_spec(at: AppTest) -> dict:
-    """The task-grid figure (the first chart of the page)."""
-    return json.loads(at.get("plotly_chart")[0].proto.spec)
+    """The task-grid figure (the chart keyed "task_grid")."""
+    return json.loads(next(c for c in at.get("plotly_chart") if c.key == "task_grid").proto.spec)
 
 
 def grid_cells(at: AppTest) -> list:
@@ -170,7 +172,7 @@ def test_huge_problem_is_refused_before_building_it():
     """Typed sizes beyond the page's budget are refused visibly (each naming the budget)
     and the widgets keep their values (the number inputs used to leave them red)."""
     at = gemm_page()
-    set_values(at, M=65536, N=65536, K=65536)
+    set_widgets(at, PREFIX, M=65536, N=65536, K=65536)  # refused in the controls at once
     assert texts(at.error).count("at most 1,000,000 instructions") == 3
     assert widget(at, "M").value == widget(at, "N").value == widget(at, "K").value == 4096
 

@@ -31,7 +31,7 @@ from hardware_presets.errors import InputError
 from kernels.common.budget import default_instruction_cap
 from kernels.gemm import params as gp
 from kernels.vector_add import kernel as vector_add
-from tests.apptest_helpers import open_page, run, texts, widget
+from tests.apptest_helpers import apply, open_page, run, texts, widget
 
 VA, GEMM = "explorer/ui/pages/vector_add.py", "explorer/ui/pages/gemm.py"
 PAGE_FILES = {"vector_add": VA, "gemm": GEMM}
@@ -117,7 +117,7 @@ def test_a_bad_url_value_is_refused_visibly_with_the_chips_range(name, value, la
     used = at.session_state[f"va.{name}"]
     assert used != value and f"{label(name, lang)} = {number(used)}" in shown
     assert used == as_int(widget(at, f"w.va.{name}").value)
-    assert t("ui.va.numerics", lang) in [h.value for h in at.subheader]  # it still runs
+    assert t("ui.va.numerics", lang) in [e.label for e in at.expander]  # it still runs
 
 
 @pytest.mark.parametrize(("page", "cores"), [
@@ -184,7 +184,7 @@ def test_every_numeric_widgets_largest_value_runs(page, prefix, names, query):
         at = open_page(page, query)
         top = _top(widget(at, prefix + name))
         widget(at, prefix + name).set_value(top)
-        run(at)
+        apply(at)
         assert not at.error, (name, top, texts(at.error))
         assert as_int(widget(at, prefix + name).value) == top
         assert at.get("plotly_chart"), name  # it ran: figures drawn

@@ -1,7 +1,7 @@
 """Every message id the code uses exists in both catalogues (English and Chinese).
 
-The ids are found in the source of explorer/, kernels/ and app.py with ``ast``, not by
-matching text:
+The ids are found in the source of explorer/, kernels/, hardware_presets/ (the words of
+refusals, ``Phrase("refusal....")``) and app.py with ``ast``, not by matching text:
 
 * **Translation calls.** The sinks are ``explorer.core.i18n.t`` and ``has``. A function
   becomes a sink too, until nothing new is found, when it passes one of its parameters on
@@ -65,7 +65,7 @@ from explorer.core.i18n import LANGUAGES, catalogue  # noqa: E402
 PENDING_DYNAMIC: frozenset[tuple[str, int, str]] = frozenset()
 
 # ---- where the code scanned, what counts as an id ---------------------------------------
-SCANNED = ("explorer", "kernels", "app.py")
+SCANNED = ("explorer", "kernels", "hardware_presets", "app.py")
 ID_SHAPE = re.compile(r"[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)+")
 BASE_SINKS = {("explorer.core.i18n", "t"): 0, ("explorer.core.i18n", "has"): 0}
 
@@ -696,6 +696,13 @@ def _figure_labels() -> set[str]:
     return {f.label_id for card in _claims() for f in card.figures}
 
 
+def _chip_field_ids(which: str) -> Callable[[], set[str]]:
+    def resolve() -> set[str]:
+        from hardware_presets import FIELDS
+        return {getattr(spec, which) for spec in FIELDS.values()}
+    return resolve
+
+
 def _gallery_titles() -> set[str]:
     from explorer.core import gallery
     return {e.title_id for e in gallery.entries()}
@@ -798,6 +805,8 @@ DATA_DRIVEN: dict[tuple[str, str], Callable[[], set[str]]] = {
     ("explorer/core/claims_data.py", "Card.explain_id"): _card_ids("explain_id"),
     ("explorer/core/claims_data.py", "Figure.label_id"): _figure_labels,
     ("explorer/core/gallery.py", "Entry.title_id"): _gallery_titles,
+    ("hardware_presets/fields.py", "FieldSpec.label_id"): _chip_field_ids("label_id"),
+    ("hardware_presets/fields.py", "FieldSpec.help_id"): _chip_field_ids("help_id"),
     ("explorer/core/gallery.py", "lesson_ids"): _gallery_lessons,
     ("explorer/core/i18n.py", "param_label_id"): _param_ids("label"),
     ("explorer/core/i18n.py", "param_help_id"): _param_ids("help"),

@@ -79,8 +79,11 @@ def test_the_advisor_table_writes_the_balance_as_the_tile_does(scenario_id):
 def test_cores_that_only_wait_at_a_barrier_do_not_count():
     result = simulate(Scenario.make("910B2", "decode", {"batch": 8, "phases": "both"}))
     pc = result.per_core
-    worked = sum(pc[f"busy_ns_{lane}"] for lane in metrics.WORK_LANES) > 0
+    worked = metrics.worked(pc)
     assert (~worked).any(), "the append's SyncAll should involve cores without work"
+    only_syncall = pc.loc[~worked, "core"]
+    ops = result.timeline.loc[result.timeline["core"].isin(only_syncall), "op"]
+    assert set(ops.astype(str)) == {"SyncAll"}
     assert metrics.load_balance(pc) == metrics.load_balance(pc[worked])
     m = result.metrics
     assert (m["load_balance_min_max"], m["load_balance_mean_max"]) == metrics.load_balance(pc)
@@ -91,7 +94,7 @@ def test_the_kind_that_finishes_sooner_does_not_count(scenario_id):
     """Split-K's few AIV combining partials, the AIV dequantising int8 weights."""
     pc = result_of(scenario_id).per_core
     assert pc["core_kind"].nunique() == 2
-    busiest = pc.loc[pc["active_ns"].idxmax(), "core_kind"]
+    busiest = pc.loc[pc["work_ns"].idxmax(), "core_kind"]
     alone = pc[pc["core_kind"] == busiest]
     assert metrics.load_balance(pc) == metrics.load_balance(alone)
 

@@ -69,14 +69,34 @@ def test_pipe_ratio_uses_profiler_names_and_cores_that_have_the_pipe():
 
 
 def test_load_balance_bars_with_mean_and_max_lines():
-    fig = load_balance_figure(make_per_core(), "en")
-    assert [trace.name for trace in fig.data] == ["AIC", "AIV"]
-    assert [list(trace.x) for trace in fig.data] == [["AIC0", "AIC1"], ["AIV2", "AIV3"]]
-    assert list(fig.data[0].y) == [1.0, 2.0]  # µs
+    # work as active time (no SyncAll) on AIC0..AIV3: 1, 2, 3, 4 µs; the busiest core is an
+    # AIV, so the two AIV set the duration and the AIC are drawn grey, not counted
+    per_core = make_per_core().assign(work_ns=lambda df: df["active_ns"])
+    fig = load_balance_figure(per_core, "en")
+    assert [trace.meta for trace in fig.data] == ["counted", "not_counted"]
+    assert [list(trace.x) for trace in fig.data] == [["AIV2", "AIV3"], ["AIC0", "AIC1"]]
+    assert fig.data[0].name == "AIV" and "AIC" in fig.data[1].name
+    assert list(fig.data[0].y) == [3.0, 4.0]  # µs
     lines = sorted(shape.y0 for shape in fig.layout.shapes)
-    assert lines == [pytest.approx(2.5), pytest.approx(4.0)]
-    assert "0.62" in fig.layout.title.text  # mean/max = 2.5 / 4
-    assert all_texts(fig) != all_texts(load_balance_figure(make_per_core(), "zh"))
+    assert lines == [pytest.approx(3.5), pytest.approx(4.0)]
+    assert all(shape.showlegend and shape.name for shape in fig.layout.shapes)
+    assert "87.5%" in fig.layout.title.text  # mean/max = 3.5 / 4
+    assert all_texts(fig) != all_texts(load_balance_figure(per_core, "zh"))
+
+
+def test_load_balance_draws_syncall_waits_apart_and_idle_cores_grey():
+    # AIV3 waits 1 µs at a SyncAll, AIC1 only waits there: its work is 0
+    per_core = make_per_core().assign(work_ns=[1000.0, 0.0, 3000.0, 3000.0])
+    fig = load_balance_figure(per_core, "en")
+    by_meta = {trace.meta: trace for trace in fig.data}
+    assert list(by_meta) == ["counted", "not_counted", "idle", "waiting"]
+    assert list(by_meta["counted"].x) == ["AIV2", "AIV3"]
+    assert list(by_meta["not_counted"].x) == ["AIC0"]
+    assert list(by_meta["idle"].x) == ["AIC1"] and list(by_meta["idle"].y) == [2.0]
+    assert dict(zip(by_meta["waiting"].x, by_meta["waiting"].y)) == {
+        "AIC0": 0.0, "AIV2": 0.0, "AIV3": 1.0}
+    assert fig.layout.barmode == "stack"
+    assert sorted(shape.y0 for shape in fig.layout.shapes) == [3.0, 3.0]  # balanced AIV
 
 
 def test_per_core_figures_survive_empty_tables():

@@ -137,7 +137,8 @@ def _notes_shown(at, lang: str) -> dict[str, str]:
 
 
 def _page(lang: str, **query: str):
-    return run(start_app({"lang": lang, "preset": "910B4", **query}))
+    return run(run(start_app({"lang": lang, "preset": "910B4", **query}))
+               .switch_page("explorer/ui/pages/chip.py"))
 
 
 def test_chip_page_in_chinese_shows_the_chinese_notes_and_description():

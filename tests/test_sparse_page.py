@@ -1,9 +1,10 @@
 """The "Sparse attention" page under ``streamlit.testing.v1.AppTest``: it renders every
 policy's accuracy on synthetic inputs, the kept tokens, the measured norm relation, the
-emulated bytes and step times with the compression on the timeline; a control changes the
-output; bad input (a keep ratio too small for the sinks and window, a window longer than
-the cache, a keep ratio of 0, a malformed or too large upload) is a translated message and
-never an exception; an uploaded dump is measured; a link reopens a scenario; Chinese works.
+emulated bytes and step times with the compression on the timeline; a control, once
+applied, changes the output; bad input (a keep ratio too small for the sinks and window,
+a window longer than the cache, a keep ratio of 0, a malformed or too large upload) is a
+translated message and never an exception; an uploaded dump is measured; a link reopens
+a scenario; Chinese works.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from kernels.models import load_model
 from kernels.sparse.compress import COMPRESSING
 from kernels.sparse.data import MAX_FILE_BYTES, synthetic
 from kernels.sparse.policies import budget
-from tests.apptest_helpers import open_page, run, set_widgets, texts
+from tests.apptest_helpers import apply, open_page, run, set_and_apply, texts
 from tests.apptest_helpers import widget as find
 from tests.test_decode_page import metric
 
@@ -89,12 +90,12 @@ def test_default_page_measures_every_policy_and_emulates_the_blogs_rule():
 def test_controls_change_the_output():
     at = sparse_page(SMALL)
     stored, recall = metric(at, "Stored after compression"), table(at)["Mass recall"]
-    set_widgets(at, PREFIX, keep_ratio=0.1)
+    set_and_apply(at, PREFIX, keep_ratio=0.1)
     assert metric(at, "Stored after compression") != stored
     assert (table(at)["Mass recall"] < recall).all()
-    set_widgets(at, PREFIX, norm_relation=1.0)
+    set_and_apply(at, PREFIX, norm_relation=1.0)
     assert "the blog's assumption holds" in texts(at.info)
-    set_widgets(at, PREFIX, sparse="streaming")
+    set_and_apply(at, PREFIX, sparse="streaming")
     assert "streaming" not in COMPRESSING  # nothing to amortise: it breaks even at once
     assert "does not compress the cache" in texts(at.info)
     assert metric(at, "Break-even (steps)") == f"{0.0:,.1f}"
@@ -103,13 +104,13 @@ def test_controls_change_the_output():
 def test_refusals_are_messages():
     at = sparse_page({"keep_ratio": "0", **SMALL})
     assert "Keep ratio (params.keep_ratio) = 0.0 is not allowed" in texts(at.error)
-    set_widgets(at, PREFIX, window=100)
+    set_and_apply(at, PREFIX, window=100)
     p = defaults(keep_ratio=value(at, "keep_ratio"), window=value(at, "window"))
     _, dropped = sparse_view.ratios(p, p["tokens"])
     assert dropped, "a window of 100 should leave the smallest keep ratios out"
     assert f"Keep ratios {', '.join(f'{r:g}' for r in dropped)} are left out of the curves" \
         in texts(at.caption)
-    set_widgets(at, PREFIX, window=200, keep_ratio=0.1)
+    set_and_apply(at, PREFIX, window=200, keep_ratio=0.1)
     message = texts(at.error)
     assert "Keep ratio (keep_ratio) = 0.1 is not allowed" in message
     p = defaults(keep_ratio=value(at, "keep_ratio"), window=value(at, "window"))
@@ -118,7 +119,7 @@ def test_refusals_are_messages():
                p["page_size"])
     assert refused.value.hint in message
     assert message.count(refused.value.hint) == 2  # the data and the decode step
-    set_widgets(at, PREFIX, window=2000)
+    set_and_apply(at, PREFIX, window=2000)
     assert "Window (recent tokens) (window) = 2000 is not allowed" in texts(at.error)
     assert "The policies and their papers" in [h.value for h in at.subheader]
 
@@ -133,12 +134,12 @@ def test_uploads_are_measured_or_refused():
     at = sparse_page({"source": "upload", **SMALL})
     assert "Upload an .npz dump" in texts(at.info) and not at.error
     at.file_uploader(key="sa_upload").set_value(("bad.npz", b"not a zip", "application/zip"))
-    run(at)
-    assert "bad.npz = 'not a zip archive' is not allowed" in texts(at.error)
+    apply(at)
+    assert "bad.npz = " in texts(at.error) and "not a zip archive" in texts(at.error)
     data = synthetic(np.random.default_rng(1), tokens=300, kv_heads=1, group=2)
     at.file_uploader(key="sa_upload").set_value(
         ("dump.npz", npz(q=data.q, k=data.k, v=data.v), "application/zip"))
-    run(at)
+    apply(at)
     assert not at.error
     assert "Your dump dump.npz: 300 tokens, 1 KV heads × 2 query heads" in texts(at.caption)
     assert len(table(at)) == 6

@@ -12,6 +12,7 @@ emulator runs them on the chip given, so they take a few seconds in all.
 from __future__ import annotations
 
 import hardware_presets as hp
+from hardware_presets.errors import Phrase
 from kernels.common.scheduling import graham_bound
 from kernels.decode import kernel as decode
 from kernels.decode import kv_append
@@ -368,7 +369,7 @@ def claims(chip) -> list[Card]:
 def card(chip, n: int) -> Card:
     """One card (1..12) for ``chip``."""
     if not isinstance(n, int) or not 1 <= n <= len(BUILDERS):
-        raise hp.InputError("claim", n, f"1 to {len(BUILDERS)}")
+        raise hp.InputError("claim", n, Phrase("refusal.range", low=1, high=len(BUILDERS)))
     return BUILDERS[n - 1](chip if not isinstance(chip, str) else hp.load(chip))
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .i18n import t
-from .metrics import BOUND_VALUE_IDS, METRIC_DEF_IDS, METRICS, RATIO_LANES
+from .metrics import BOUND_VALUE_IDS, METRIC_DEF_IDS, METRICS, RATIO_LANES, worked
 from .simulate import Result
 
 #: metrics of the table: the run's metrics plus the cores that did any work
@@ -26,8 +26,6 @@ COLUMNS = ("metric", "a", "b", "delta", "ratio", "unit", "definition")
 EPS = 1e-9
 #: pipes whose busy ratio the pipe rule reads (SCALAR's counts SyncAll waits, not work)
 PIPE_METRICS = tuple(m for m in RATIO_LANES if m != "scalar_ratio")
-#: lanes that count as work for ``cores_used`` (a core that only waits at SyncAll does not)
-WORK_LANES = tuple(lane for lane in RATIO_LANES.values() if lane != "SCALAR")
 #: scenario parameters that choose single or double buffering
 BUFFER_PARAMS = ("buffer_num", "db_l1", "db_l0", "db_l0c")
 
@@ -76,9 +74,9 @@ def scenario_diff(a, b) -> tuple[tuple[str, object, object], ...]:
 
 
 def cores_used(per_core: pd.DataFrame) -> int:
-    """Cores whose CUBE, VECTOR, MTE or FIXPIPE did any work."""
-    busy = [per_core[f"busy_ns_{lane}"] for lane in WORK_LANES if f"busy_ns_{lane}" in per_core]
-    return int((sum(busy) > 0).sum()) if busy and len(per_core) else 0
+    """Cores that did any work (``metrics.worked``: a core that only waits at SyncAll did
+    none), the same cores the load balance chooses from."""
+    return int(worked(per_core).sum())
 
 
 def metric_values(result: Result) -> dict[str, object]:

@@ -188,9 +188,9 @@ def simulate_decode(scenario: Scenario, result: Result | None = None) -> DecodeS
         {"UB": vector_ub_bytes(p, model, p.tile_tokens, p.heads_per_pass)}
     notes = [("note.decode_replicated", {"layers": model.layers})]
     if kv["reserved_bytes"] + fit["weight_bytes"] > fit["hbm_bytes"]:
-        need = (kv["reserved_bytes"] + fit["weight_bytes"]) / 1e9
-        notes.append(("note.decode_overcommit", {"need_GB": f"{need:.1f}",
-                                                 "hbm_GB": f"{fit['hbm_bytes'] / 1e9:.1f}"}))
+        need = (kv["reserved_bytes"] + fit["weight_bytes"]) / 2 ** 30  # GiB, as the page
+        notes.append(("note.decode_overcommit", {"need_GiB": f"{need:,.2f}",
+                                                 "hbm_GiB": f"{fit['hbm_bytes'] / 2 ** 30:,.2f}"}))
     if p.sparse != "none":
         notes.append(("note.decode_sparse_numerics", {"policy": p.sparse}))
     sample = verified_pairs(p, lengths)

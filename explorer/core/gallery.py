@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import kernels
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 from .scenario import Scenario
 
@@ -92,7 +92,7 @@ def entry(scenario_id: str) -> Entry:
     for found in entries():
         if found.id == scenario_id:
             return found
-    raise InputError("gallery", scenario_id, "one of " + ", ".join(ids()))
+    raise InputError("gallery", scenario_id, Phrase("refusal.one_of", options=", ".join(ids())))
 
 
 @functools.cache

@@ -12,6 +12,8 @@ import tomllib
 from pathlib import Path
 
 import kernels
+from hardware_presets.errors import LOCALES as REFUSAL_LOCALES
+from hardware_presets.errors import Phrase
 
 LANGUAGES = ("en", "zh")
 DEFAULT_LANGUAGE = "en"
@@ -30,9 +32,10 @@ def flatten_table(table: dict, prefix: str = "") -> dict[str, str]:
 
 
 def _catalogue_files(lang: str) -> list[Path]:
-    """The project's catalogues of ``lang``, then those of kernels that ship their own
-    (a record's ``locales`` folder)."""
-    folders = [_LOCALES] + [r.locales for r in kernels.KERNELS.values() if r.locales]
+    """The project's catalogues of ``lang``, the words of refusals (hardware_presets'
+    ``locales``), then those of kernels that ship their own (a record's ``locales``)."""
+    folders = [_LOCALES, REFUSAL_LOCALES] + [r.locales for r in kernels.KERNELS.values()
+                                             if r.locales]
     return [p for folder in folders for p in sorted((folder / lang).glob("*.toml"))]
 
 
@@ -60,6 +63,15 @@ def t(msg_id: str, lang: str = DEFAULT_LANGUAGE, **values: object) -> str:
     """The message in ``lang`` with ``{placeholders}`` filled; a missing id raises KeyError."""
     text = catalogue(lang)[msg_id]
     return text.format(**values) if values else text
+
+
+def render(text: object, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A part of a refusal in ``lang``: a `Phrase` (``hardware_presets.errors``) from its
+    message id, its values rendered too; any other text as it is (already translated, or a
+    name)."""
+    if isinstance(text, Phrase):
+        return t(text.msg_id, lang, **{k: render(v, lang) for k, v in text.values.items()})
+    return str(text)
 
 
 def param_label_id(name: str, prefix: str = "ui.param") -> str:

@@ -80,9 +80,6 @@ BOUND_VALUE_IDS: dict[str, str] = {
 RATIO_LANES = {"aic_cube_ratio": "CUBE", "aiv_vec_ratio": "VECTOR", "mte1_ratio": "MTE1",
                "mte2_ratio": "MTE2", "mte3_ratio": "MTE3", "fixpipe_ratio": "FIXP",
                "scalar_ratio": "SCALAR"}
-#: lanes whose busy time is work (SCALAR's counts SyncAll waits): a core that only waits
-#: at a barrier did no work
-WORK_LANES = tuple(lane for lane in RATIO_LANES.values() if lane != "SCALAR")
 
 # ---- the bound: the blog's PerformanceMonitor rule, structural causes first --------------
 #: every value the bound takes: the rules in the order they are tried, then "none" (the
@@ -122,28 +119,45 @@ def compute_bound_ns(per_core: pd.DataFrame) -> float:
 
 
 # ---- load balance -------------------------------------------------------------------------
-def critical_active_ns(per_core: pd.DataFrame) -> np.ndarray:
-    """Active time of the cores that set the makespan: among the cores that did work, those
-    of the kind (AIC or AIV) whose busiest core is active longest. Idle kinds (a vector
-    decode's AIC cores that only wait at a SyncAll) and a shorter kind's work (split-K's
-    few AIV combining partials) would only dilute the balance that decides the time."""
+# One definition, read by the metric tiles, the advisor, the comparison's ``cores_used``
+# and the load-balance figure: a core's load is its ``work_ns`` (explorer.core.tables:
+# the time its pipes run instructions, its SyncAll waits left out), and the balance
+# compares the cores of the kind that sets the makespan.
+def worked(per_core: pd.DataFrame) -> np.ndarray:
+    """Whether each core did work: any time on its pipes other than waiting at a SyncAll."""
+    if not len(per_core):
+        return np.zeros(0, bool)
+    return per_core["work_ns"].to_numpy(np.float64) > 0
+
+
+def balance_cores(per_core: pd.DataFrame) -> np.ndarray:
+    """Whether the load balance counts each core: among the cores that did work, those of
+    the kind (AIC or AIV) whose busiest core works longest. Idle kinds (a vector decode's
+    AIC cores that only wait at a SyncAll) and a shorter kind's work (split-K's few AIV
+    combining partials) would only dilute the balance that decides the time."""
+    did = worked(per_core)
+    if not did.any():
+        return did
+    work = per_core["work_ns"].to_numpy(np.float64)
+    kinds = per_core["core_kind"].astype(str).to_numpy()
+    kind = kinds[np.flatnonzero(did)[np.argmax(work[did])]]
+    return did & (kinds == kind)
+
+
+def critical_work_ns(per_core: pd.DataFrame) -> np.ndarray:
+    """Work time (ns) of the cores `balance_cores` counts, in the table's order."""
     if not len(per_core):
         return np.zeros(0)
-    busy = sum(per_core[f"busy_ns_{lane}"] for lane in WORK_LANES)
-    worked = per_core[(busy > 0).to_numpy()]
-    if not len(worked) or worked["active_ns"].max() <= 0:
-        return np.zeros(0)
-    kind = worked.loc[worked["active_ns"].idxmax(), "core_kind"]
-    return worked.loc[worked["core_kind"] == kind, "active_ns"].to_numpy(np.float64)
+    return per_core["work_ns"].to_numpy(np.float64)[balance_cores(per_core)]
 
 
 def load_balance(per_core: pd.DataFrame) -> tuple[float, float]:
-    """(min/max, mean/max) of `critical_active_ns`: 1.0 when nothing worked."""
-    active = critical_active_ns(per_core)
-    if not len(active):
+    """(min/max, mean/max) of `critical_work_ns`: 1.0 when nothing worked."""
+    work = critical_work_ns(per_core)
+    if not len(work):
         return 1.0, 1.0
-    top = float(active.max())
-    return float(active.min()) / top, float(active.mean()) / top
+    top = float(work.max())
+    return float(work.min()) / top, float(work.mean()) / top
 
 
 # ---- the bound -----------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 import kernels
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.decode.params import CUSTOM, model_of
 
 from .decode_step import DecodeStep, simulate_decode
@@ -98,11 +98,13 @@ def make_interconnect(link_GBps: float, per_card_GBps: float, latency_us: float,
     gets provenance "override: user input"."""
     for name, value in (("link_GBps", link_GBps), ("per_card_GBps", per_card_GBps)):
         if not isinstance(value, (int, float)) or not 0 < value <= 1e6:
-            raise InputError(f"interconnect.{name}", value, "a number of GB/s in (0, 1e6]")
+            raise InputError(f"interconnect.{name}", value, Phrase("refusal.multicard.bandwidth"))
     if not isinstance(latency_us, (int, float)) or not 0 <= latency_us <= 1e5:
-        raise InputError("interconnect.latency_us", latency_us, "0 to 100,000 microseconds")
+        raise InputError("interconnect.latency_us", latency_us,
+                         Phrase("refusal.multicard.latency"))
     if topology not in TOPOLOGIES:
-        raise InputError("interconnect.topology", topology, " or ".join(TOPOLOGIES))
+        raise InputError("interconnect.topology", topology,
+                         Phrase("refusal.one_of", options=", ".join(TOPOLOGIES)))
     new = {"link_GBps": float(link_GBps), "per_card_GBps": float(per_card_GBps),
            "latency_us": float(latency_us), "topology": topology}
     prov = tuple((k, base.source(k) if getattr(base, k) == v else "override: user input")
@@ -129,12 +131,11 @@ def allreduce_ns(nbytes: float, cards: int, ic: Interconnect) -> float:
 # ---- one card's share --------------------------------------------------------------------
 def _check_cards(scenario: Scenario, cards: object) -> None:
     if "decode_step" not in kernels.get(scenario.kernel).extensions:
-        raise InputError("kernel", scenario.kernel, "a kernel with a whole-model decode step: "
-                         + ", ".join(k for k, r in kernels.KERNELS.items()
-                                     if "decode_step" in r.extensions)
-                         + " (multi-card splits a decode step)")
+        raise InputError("kernel", scenario.kernel, Phrase(
+            "refusal.multicard.kernel", kernels=", ".join(
+                k for k, r in kernels.KERNELS.items() if "decode_step" in r.extensions)))
     if not isinstance(cards, int) or isinstance(cards, bool) or not 1 <= cards <= MAX_CARDS:
-        raise InputError("cards", cards, f"a whole number of cards from 1 to {MAX_CARDS}")
+        raise InputError("cards", cards, Phrase("refusal.multicard.cards", n=MAX_CARDS))
 
 
 def _divisors(n: int, limit: int = MAX_CARDS) -> str:
@@ -150,10 +151,10 @@ def per_card_shape(scenario: Scenario, cards: int) -> dict[str, int | float]:
     for field, value in (("kv_heads", m.kv_heads), ("q_heads", m.q_heads),
                          ("hidden", m.hidden), ("intermediate_size", m.intermediate_size)):
         if value % cards:
-            raise InputError("cards", cards, f"a divisor of {field} = {value} of "
-                             f"{m.display_name} ({_divisors(value)}): tensor parallelism "
-                             f"gives every card whole {field.replace('_', ' ')}",
-                             hint=f"Use {_divisors(m.kv_heads)} cards")
+            raise InputError("cards", cards, Phrase(
+                "refusal.multicard.divisor", field=field, value=value, model=m.display_name,
+                divisors=_divisors(value), what=field),
+                hint=Phrase("refusal.hint.cards", divisors=_divisors(m.kv_heads)))
     return {"layers": m.layers, "q_heads": m.q_heads // cards, "kv_heads": m.kv_heads // cards,
             "head_dim": m.head_dim, "hidden": m.hidden // cards,
             "params_B": m.params_B / cards, "intermediate_size": m.intermediate_size // cards,
@@ -236,10 +237,10 @@ def simulate_multicard(scenario: Scenario, cards: int, ic: Interconnect = HCCS, 
              ("note.multicard_allreduce", {"count": ALLREDUCES_PER_LAYER,
                                            "bytes": f"{nbytes:,.0f}", "cards": cards})]
     if not share.fits_hbm:
-        need = (share.kv["reserved_bytes"] + share.fit["weight_bytes"]) / 1e9
+        need = (share.kv["reserved_bytes"] + share.fit["weight_bytes"]) / 2 ** 30  # GiB
         notes.append(("note.multicard_overcommit",
-                      {"cards": cards, "need_GB": f"{need:.1f}",
-                       "hbm_GB": f"{share.fit['hbm_bytes'] / 1e9:.1f}"}))
+                      {"cards": cards, "need_GiB": f"{need:,.2f}",
+                       "hbm_GiB": f"{share.fit['hbm_bytes'] / 2 ** 30:,.2f}"}))
     return MultiCardStep(cards, share, ic, nbytes, per_layer, tuple(notes))
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common import accumulate, attention_math, precision
 from kernels.gemm.params import default_base_k
 
@@ -57,7 +57,8 @@ _KINDS = ("A", "B", "q", "K", "V", "x", "y", "blog")
 def family(operation: str) -> str:
     """"gemm" or "attention" (both attention operations share formats and shapes)."""
     if operation not in OPERATIONS:  # "kernel": the page's parameter (URL) name
-        raise InputError("kernel", operation, "one of " + ", ".join(OPERATIONS))
+        raise InputError("kernel", operation, Phrase("refusal.one_of",
+                                                     options=", ".join(OPERATIONS)))
     return FAMILIES[operation]
 
 
@@ -108,9 +109,11 @@ def check_config(operation: str, config: PrecisionConfig) -> None:
             ("granularity", config.granularity, GRANULARITIES),
             ("scheme", config.scheme, SCHEMES)):
         if value not in allowed:
-            raise InputError(f"precision.{field}", value, "one of " + ", ".join(allowed))
+            raise InputError(f"precision.{field}", value, Phrase("refusal.one_of",
+                                                                 options=", ".join(allowed)))
     if not isinstance(config.group_size, int) or not 1 <= config.group_size <= 4096:
-        raise InputError("precision.group_size", config.group_size, "an integer from 1 to 4096")
+        raise InputError("precision.group_size", config.group_size,
+                         Phrase("refusal.int_range", low=1, high=4096))
 
 
 def check_shape(operation: str, shape) -> tuple[int, ...]:
@@ -122,7 +125,8 @@ def check_shape(operation: str, shape) -> tuple[int, ...]:
     for value, (name, lo, hi) in zip(shape, limits):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
                 or not lo <= value <= hi:
-            raise InputError(f"precision.{name}", value, f"an integer from {lo} to {hi}")
+            raise InputError(f"precision.{name}", value, Phrase("refusal.int_range", low=lo,
+                                                                high=hi))
     return tuple(int(v) for v in shape)
 
 
@@ -136,9 +140,11 @@ def data(kind: str, shape, distribution: str = "gaussian", seed: int = 0) -> np.
     ``default_rng((seed, kind))``, so A does not change when B's shape does.
     """
     if kind not in _KINDS:
-        raise InputError("precision.kind", kind, "one of " + ", ".join(_KINDS))
+        raise InputError("precision.kind", kind, Phrase("refusal.one_of",
+                                                        options=", ".join(_KINDS)))
     if distribution not in DISTRIBUTIONS:
-        raise InputError("precision.distribution", distribution, ", ".join(DISTRIBUTIONS))
+        raise InputError("precision.distribution", distribution,
+                         Phrase("refusal.one_of", options=", ".join(DISTRIBUTIONS)))
     rng = np.random.default_rng((int(seed), _KINDS.index(kind)))
     shape = tuple(int(s) for s in np.atleast_1d(shape))
     if distribution == "uniform":
@@ -287,7 +293,8 @@ def error_vs_k(compute: str = "fp16", strategies=accumulate.STRATEGIES, ks=DEFAU
     which the worst-case bound n*u covers); bound_prob is the typical sqrt(n)*u.
     """
     if compute not in ("fp32", "hf32", "bf16", "fp16"):
-        raise InputError("precision.compute", compute, "a float format: fp32, hf32, bf16, fp16")
+        raise InputError("precision.compute", compute,
+                         Phrase("refusal.float_format", names="fp32, hf32, bf16, fp16"))
     rows = []
     for k in ks:
         x = precision.round_to(np.abs(data("x", (k, trials), "uniform", seed)), compute)
@@ -318,7 +325,8 @@ def blog_vs_kahan(values: int = 4096, seed: int = 0, *, alpha: float = 1.0,
     routine returns alpha * C, so it corrects nothing.
     """
     if not isinstance(values, (int, np.integer)) or not 2 <= values <= 1 << 20:
-        raise InputError("precision.values", values, "an integer from 2 to 1048576")
+        raise InputError("precision.values", values, Phrase("refusal.int_range", low=2,
+                                                            high=1048576))
     rng_data = data("blog", (2, int(values)), "gaussian", seed)
     c = (rng_data[0] * 10.0 ** (3.0 * np.tanh(rng_data[1]))).astype(np.float32)
     c64 = c.astype(np.float64)

@@ -12,7 +12,7 @@ import tomli_w
 import hardware_presets as hp
 import kernels
 from hardware_presets import documents
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 SEED_MAX = 2**32 - 1
 NAME_MAX = 200
@@ -53,16 +53,17 @@ class Scenario:
     def chip(self) -> hp.Chip:
         """The chip preset with this scenario's overrides applied (validated)."""
         if self.preset not in hp.list_presets():
-            raise InputError("preset", self.preset, "one of " + ", ".join(hp.list_presets()))
+            raise InputError("preset", self.preset,
+                             Phrase("refusal.one_of", options=", ".join(hp.list_presets())))
         return hp.load(self.preset, **self.overrides_dict)
 
     def validated(self) -> Scenario:
         """The same scenario with kernel defaults filled in; InputError on any bad field."""
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or \
                 not 0 <= self.seed <= SEED_MAX:
-            raise InputError("seed", self.seed, f"an integer from 0 to {SEED_MAX}")
+            raise InputError("seed", self.seed, Phrase("refusal.scenario.seed", high=SEED_MAX))
         if not isinstance(self.name, str) or len(self.name) > NAME_MAX:
-            raise InputError("name", self.name, f"text of at most {NAME_MAX} characters")
+            raise InputError("name", self.name, Phrase("refusal.scenario.name", n=NAME_MAX))
         # what a scenario file may hold, so that it round-trips
         documents.check_strings(self.name, "name")
         kernel = kernels.get(self.kernel)
@@ -88,18 +89,19 @@ class Scenario:
     def from_dict(cls, data: Mapping[str, object], origin: str = "scenario") -> Scenario:
         """Parse plain data; unknown keys and wrong shapes are refused with their name."""
         if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
-            raise InputError(origin, type(data).__name__, "a table of scenario fields")
+            raise InputError(origin, type(data).__name__, Phrase("refusal.scenario.table"))
         unknown = sorted(set(data) - set(_KEYS))
         if unknown:
             raise InputError(f"{origin}: {unknown[0]}", data[unknown[0]],
-                             "one of the keys " + ", ".join(_KEYS))
+                             Phrase("refusal.scenario.keys", keys=", ".join(_KEYS)))
         for key in ("params", "overrides"):
             table = data.get(key, {})
             if not isinstance(table, Mapping) or not all(isinstance(k, str) for k in table):
-                raise InputError(f"{origin}: {key}", table, "a table of name = value")
+                raise InputError(f"{origin}: {key}", table, Phrase("refusal.scenario.name_value"))
         for key, default in (("preset", "910B2"), ("kernel", "vector_add")):
             if not isinstance(data.get(key, default), str):
-                raise InputError(f"{origin}: {key}", data[key], f"the name of a {key} (text)")
+                raise InputError(f"{origin}: {key}", data[key], Phrase("refusal.scenario.text",
+                                                                       key=key))
         return cls.make(data.get("preset", "910B2"), data.get("kernel", "vector_add"),
                         data.get("params"), data.get("overrides"), data.get("seed", 0),
                         data.get("name", ""))

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 from .worker_pool import WorkerPool, default_pool
 
@@ -38,7 +38,7 @@ def _setting(name: str, default: int) -> int:
     if not text:
         return default
     if not text.isdigit():
-        raise InputError(name, text, "a whole number (0 keeps no results)")
+        raise InputError(name, text, Phrase("refusal.workers.results"))
     return int(text)
 
 

@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.sparse.data import SparseInputs
 from kernels.sparse.policies import POLICIES, budget, keep_count, pick, softmax, token_scores
 
@@ -63,10 +63,10 @@ def head_metrics(scores, probs, out, v, kept: np.ndarray) -> dict[str, float]:
 def _check(data: SparseInputs, policies, keep_ratios, sinks, window, page_size) -> None:
     """Refuse every bad choice before any work: names, ratios, budgets, windows."""
     if not isinstance(data, SparseInputs):
-        raise InputError("data", type(data).__name__, "SparseInputs (kernels.sparse.data)")
+        raise InputError("data", type(data).__name__, Phrase("refusal.sparse_study.data"))
     if not policies or not keep_ratios or len(keep_ratios) > MAX_RATIOS:
         raise InputError("policies and keep_ratios", (len(policies), len(keep_ratios)),
-                         f"at least one policy and 1 to {MAX_RATIOS} keep ratios")
+                         Phrase("refusal.sparse_study.counts", n=MAX_RATIOS))
     for policy in policies:
         for ratio in keep_ratios:
             budget(policy, data.tokens, ratio, sinks, window, page_size)
@@ -119,7 +119,7 @@ def kept_mask(data: SparseInputs, head: int, policies=POLICIES, keep_ratio: floa
     _check(data, policies, (keep_ratio,), sinks, window, page_size)
     if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not (
             0 <= head < data.kv_heads):
-        raise InputError("head", head, f"a KV head from 0 to {data.kv_heads - 1}")
+        raise InputError("head", head, Phrase("refusal.sparse_study.head", n=data.kv_heads - 1))
     q, k, v, _ = data.head(head)
     mask = np.zeros((len(policies), data.tokens), dtype=bool)
     for row, policy in enumerate(policies):

@@ -26,7 +26,7 @@ import tomli_w
 
 import kernels
 from hardware_presets import FIELDS, FieldSpec
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.params import ParamSpec
 
 from .metrics import METRICS
@@ -95,9 +95,11 @@ def find_knob(kernel: str, name: str) -> Knob:
     if bare in table:
         return table[bare]
     params = ", ".join(n for n in table if not n.startswith(CHIP))
-    hint = f"did you mean {CHIP}{bare}?" if CHIP + bare in table else \
-        "chip fields: " + ", ".join(n for n in table if n.startswith(CHIP))
-    raise InputError("sweep", name, f"a parameter of {kernel} ({params}) or chip.FIELD", hint)
+    hint = Phrase("refusal.hint.did_you_mean_chip", name=CHIP + bare) if CHIP + bare in table \
+        else Phrase("refusal.hint.chip_fields",
+                    names=", ".join(n for n in table if n.startswith(CHIP)))
+    raise InputError("sweep", name, Phrase("refusal.sweep.param", kernel=kernel, params=params),
+                     hint)
 
 
 # ---- values --------------------------------------------------------------------------------
@@ -117,7 +119,8 @@ def _listed(text: str, knob: Knob) -> list:
     out = []
     for item in (part.strip() for part in text.split(",")):
         if not item:
-            raise InputError(knob.field, text, "values separated by commas: " + SYNTAX)
+            raise InputError(knob.field, text, Phrase("refusal.sweep.list",
+                                                      syntax=Phrase("refusal.sweep.syntax")))
         if knob.spec.kind is bool and item.lower() in _TRUE + _FALSE:
             out.append(item.lower() in _TRUE)
         else:
@@ -136,18 +139,17 @@ def _series(text: str, knob: Knob) -> list:
     """START:STOP:STEP with STOP included, or START:STOP:*FACTOR (geometric)."""
     parts = text.split(":")
     if len(parts) != 3 or not knob.numeric:
-        allowed = SYNTAX if knob.numeric else "a list a,b,c (not a numeric parameter)"
+        allowed = Phrase("refusal.sweep.syntax" if knob.numeric else "refusal.sweep.not_numeric")
         raise InputError(knob.field, text, allowed)
     start, stop = _number(parts[0], knob), _number(parts[1], knob)
     factor = parts[2].strip().startswith("*")
     step = _number(parts[2].strip().lstrip("*"), knob, whole=False if factor else None)
     if stop < start or step <= 0 or (factor and (step <= 1 or start <= 0)):
-        raise InputError(knob.field, text, "START <= STOP and a step > 0 (a factor > 1 "
-                         "and START > 0 for *FACTOR)")
+        raise InputError(knob.field, text, Phrase("refusal.sweep.order"))
     count = _count(start, stop, step, factor)
     if count > MAX_SCENARIOS:
-        raise InputError(knob.field, text, f"at most {MAX_SCENARIOS:,} values",
-                         "use a coarser step")
+        raise InputError(knob.field, text, Phrase("refusal.sweep.values", n=f"{MAX_SCENARIOS:,}"),
+                         Phrase("refusal.hint.coarser"))
     raw = (start * step ** i if factor else start + i * step for i in range(count))
     values = [round(v) if knob.spec.kind is int else float(f"{v:.12g}") for v in raw]
     return list(dict.fromkeys(values))
@@ -169,7 +171,7 @@ def parse_axis(text: str, kernel: str) -> Axis:
     """``NAME=START:STOP:STEP`` or ``NAME=a,b,c``, each value checked against its range."""
     name, sep, spec = str(text).partition("=")
     if not sep or not name.strip() or not spec.strip():
-        raise InputError("sweep", text, SYNTAX)
+        raise InputError("sweep", text, Phrase("refusal.sweep.syntax"))
     knob = find_knob(kernel, name)
     values = _series(spec, knob) if ":" in spec else _listed(spec, knob)
     return Axis(knob, tuple(knob.check(v) for v in values))
@@ -179,14 +181,15 @@ def parse_axes(texts, kernel: str) -> tuple[Axis, ...]:
     """One or two axes; refuses repeats and grids above ``MAX_SCENARIOS`` points."""
     texts = list(texts)
     if not 1 <= len(texts) <= MAX_AXES:
-        raise InputError("sweep", len(texts), f"1 to {MAX_AXES} parameters")
+        raise InputError("sweep", len(texts), Phrase("refusal.sweep.axes", n=MAX_AXES))
     axes = tuple(parse_axis(text, kernel) for text in texts)
     if len({a.name for a in axes}) < len(axes):
-        raise InputError("sweep", axes[-1].name, "each parameter at most once")
+        raise InputError("sweep", axes[-1].name, Phrase("refusal.sweep.once"))
     size = math.prod(len(a.values) for a in axes)
     if size > MAX_SCENARIOS:
-        raise InputError("sweep", f"{size:,} scenarios", f"at most {MAX_SCENARIOS:,}",
-                         "use fewer values or a coarser step")
+        raise InputError("sweep", Phrase("refusal.value.scenarios", n=f"{size:,}"),
+                         Phrase("refusal.sweep.scenarios", n=f"{MAX_SCENARIOS:,}"),
+                         Phrase("refusal.hint.fewer_values"))
     return axes
 
 

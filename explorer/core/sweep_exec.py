@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 from .emulator.engine import DeadlockError
 from .scenario import Scenario
@@ -212,7 +212,8 @@ class LocalExecutor:
     def __init__(self, workers: int = 2, instruction_cap: int | None = None) -> None:
         if not isinstance(workers, int) or isinstance(workers, bool) or \
                 not 1 <= workers <= MAX_WORKERS:
-            raise InputError("workers", workers, f"an integer from 1 to {MAX_WORKERS}")
+            raise InputError("workers", workers, Phrase("refusal.int_range", low=1,
+                                                        high=MAX_WORKERS))
         self.workers, self.instruction_cap = workers, instruction_cap
         self.throughput = Throughput()
         self._threads: cf.ThreadPoolExecutor | None = None
@@ -304,18 +305,19 @@ def _cancel_local(futures: list) -> None:
 # ---- a Dask scheduler --------------------------------------------------------------------
 def _connect(address: str, timeout: float):
     """A ``distributed.Client`` on ``address``, or an InputError saying what is wrong."""
-    allowed = "the address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786"
+    allowed = Phrase("refusal.dask.address")
     try:
         import distributed  # the optional extra: imported only when asked for
     except ImportError:
-        raise InputError("dask", address, allowed, "Dask is not installed; " + DASK_HINT) \
-            from None
+        raise InputError("dask", address, allowed,
+                         Phrase("refusal.hint.dask_missing", hint=DASK_HINT)) from None
     if not isinstance(address, str) or not address.strip():
         raise InputError("dask", address, allowed)
     try:
         return distributed.Client(address.strip(), timeout=timeout, set_as_default=False)
     except (OSError, ValueError, TypeError, TimeoutError) as exc:
-        raise InputError("dask", address, allowed, f"cannot connect: {exc}") from None
+        raise InputError("dask", address, allowed,
+                         Phrase("refusal.hint.dask_connect", error=exc)) from None
 
 
 class DaskExecutor:

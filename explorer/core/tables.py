@@ -13,6 +13,9 @@ from .emulator.schedule import SERVED_HBM, SERVED_L2, SERVED_NAMES, Schedule
 LEVEL_NAMES = tuple(level.name for level in Level)
 COMPUTE_LANES = ("CUBE", "VECTOR")
 TRANSFER_LANES = ("MTE1", "MTE2", "MTE3", "FIXP")
+#: the op of a barrier (``ProgramBuilder.sync_all``): its span is a core waiting for the
+#: others, which is not work
+BARRIER_OP = "SyncAll"
 
 
 def _categorical(codes: np.ndarray, names: tuple[str, ...], missing: str = "") -> pd.Categorical:
@@ -66,12 +69,26 @@ def union_length(group: np.ndarray, start: np.ndarray, end: np.ndarray,
     return np.bincount(g, weights=gain, minlength=n_groups)
 
 
+def barrier_rows(timeline: pd.DataFrame) -> np.ndarray:
+    """Whether each instruction is a SyncAll (`BARRIER_OP`), without comparing every row."""
+    ops = timeline["op"]
+    if isinstance(ops.dtype, pd.CategoricalDtype):
+        cats = list(ops.cat.categories)
+        if BARRIER_OP not in cats:
+            return np.zeros(len(timeline), bool)
+        return ops.cat.codes.to_numpy() == cats.index(BARRIER_OP)
+    return (ops.astype(str) == BARRIER_OP).to_numpy()
+
+
 def per_core_table(timeline: pd.DataFrame, chip: Chip, makespan: float) -> pd.DataFrame:
-    """Busy time and ratio per pipe, active (union) time and stalls, for cores that ran.
+    """Busy time and ratio per pipe, active (union) time, work time and stalls, for cores
+    that ran.
 
     A pipe is busy while it issues or has a copy in flight (the union of its instructions'
     start..end), as Ascend's profiler counts a DMA pipe: several copies in flight at once
-    count once."""
+    count once. ``active_ns`` is the union of all the core's instructions, SyncAll waits
+    included; ``work_ns`` the union of all but its SyncAll waits (a core waiting at a
+    barrier for the others does no work), the time the load balance compares."""
     n_cores = len(chip.core_kinds())
     core = timeline["core"].to_numpy()
     start, end = timeline["start_ns"].to_numpy(), timeline["end_ns"].to_numpy()
@@ -92,6 +109,9 @@ def per_core_table(timeline: pd.DataFrame, chip: Chip, makespan: float) -> pd.Da
     # the union is at most the span; clipping absorbs float round-off of the shifted sort
     active = np.minimum(union_length(core, start, end, n_cores)[used], span)
     table["active_ns"] = active
+    work = ~barrier_rows(timeline)
+    table["work_ns"] = np.minimum(union_length(core[work], start[work], end[work],
+                                               n_cores)[used], active)
     table["first_start_ns"], table["last_end_ns"] = first[used], last[used]
     table["stall_ns"] = span - active
     return table

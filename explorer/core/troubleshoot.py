@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import hardware_presets as hp
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common import precision
 from kernels.common.program import Level, Pipe, Program, ProgramBuilder
 from kernels.gemm import kernel as gemm
@@ -64,7 +64,7 @@ class Outcome:
 def run_problem(problem: str) -> Outcome:
     """Run one problem's trigger and fix (an InputError names the known ids otherwise)."""
     if problem not in PROBLEMS:
-        raise InputError("problem", problem, "one of " + ", ".join(PROBLEMS))
+        raise InputError("problem", problem, Phrase("refusal.one_of", options=", ".join(PROBLEMS)))
     return _RUNNERS[problem]()
 
 
@@ -190,12 +190,8 @@ def _sync_case(blocks: int) -> Case:
     program = sync_all_program(chip, blocks)
     try:
         schedule = run(program, chip)
-    except DeadlockError as exc:
-        first = int(exc.unfinished[0])
-        figures = {"unfinished": len(exc.unfinished), "instructions": len(program),
-                   "op": program.op_names[int(program.cols["op"][first])],
-                   "core": int(program.cols["core"][first])}
-        return Case(SYNC_PRESET, "program", params, figures, deadlock=str(exc))
+    except DeadlockError as exc:  # its parts (counts, the first op) are the figures
+        return Case(SYNC_PRESET, "program", params, dict(exc.values), deadlock=str(exc))
     return Case(SYNC_PRESET, "program", params,
                 {"instructions": len(program), "makespan_us": schedule.makespan_ns / 1e3})
 

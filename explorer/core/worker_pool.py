@@ -33,7 +33,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 from .sweep_exec import BLAS_THREADS
 
@@ -57,8 +57,7 @@ def workers_setting(environ: dict[str, str] | None = None) -> int:
     if not text:
         return os.cpu_count() or 1
     if not text.isdigit() or int(text) > MAX_WORKERS:
-        raise InputError(WORKERS_ENV, text, f"an integer from 0 to {MAX_WORKERS} "
-                         "(0 runs the emulation in the server's own process)")
+        raise InputError(WORKERS_ENV, text, Phrase("refusal.workers.env", n=MAX_WORKERS))
     return int(text)
 
 
@@ -134,7 +133,8 @@ class WorkerPool:
     def __init__(self, workers: int) -> None:
         if not isinstance(workers, int) or isinstance(workers, bool) or \
                 not 0 <= workers <= MAX_WORKERS:
-            raise InputError("workers", workers, f"an integer from 0 to {MAX_WORKERS}")
+            raise InputError("workers", workers, Phrase("refusal.int_range", low=0,
+                                                        high=MAX_WORKERS))
         self.workers = workers
         self._cond = threading.Condition()
         self._queue: collections.deque[_Job] = collections.deque()

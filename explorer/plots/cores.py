@@ -1,7 +1,8 @@
 """Per-core summaries: pipe busy ratios (named as Ascend's profiler) and load balance.
 
 The ratio bars answer "which pipe is the bottleneck"; the load-balance bars answer "do all
-cores finish together". Both read the emulator's ``per_core`` table only.
+cores finish together". Both read the emulator's ``per_core`` table only, and the
+load-balance bars draw the metric's own definition (``explorer.core.metrics``).
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from explorer.core.metrics import balance_cores, critical_work_ns, load_balance, worked
 from explorer.plots.style import (
     CORE_KIND_COLOURS,
     PIPES,
@@ -18,6 +20,7 @@ from explorer.plots.style import (
     msg,
     reference_line,
 )
+from explorer.plots.values import format_metric
 
 _NS_PER_US = 1000.0
 
@@ -69,38 +72,81 @@ def pipe_ratio_figure(per_core: pd.DataFrame, lang: str = "en") -> go.Figure:
     return fig
 
 
-def _balance_lines(fig: go.Figure, active: np.ndarray, lang: str) -> None:
+def _mean_max_lines(fig: go.Figure, mean: float, peak: float, lang: str) -> None:
     """Dashed mean and max lines across the bars, named with their values in the legend
     (on the plot the two labels sit on each other whenever the cores are balanced)."""
-    for line_id, value, colour in (("balance.mean_line", active.mean(), "#333333"),
-                                   ("balance.max_line", active.max(), "#D55E00")):
+    for line_id, value, colour in (("balance.mean_line", mean, "#333333"),
+                                   ("balance.max_line", peak, "#D55E00")):
         text = msg(line_id, lang, value=f"{value:.3f}")
         reference_line(fig, "y", float(value), dict(dash="dash", color=colour, width=1.5),
                        text)
 
 
+def _balance_lines(fig: go.Figure, active: np.ndarray, lang: str) -> None:
+    """`_mean_max_lines` of the values ``active`` (µs)."""
+    _mean_max_lines(fig, float(active.mean()), float(active.max()), lang)
+
+
+#: grey of the cores the load balance does not count, and of the time spent at SyncAll
+_EXCLUDED_GREY, _WAITING_GREY = "#9E9E9E", "#D9D9D9"
+
+
+def _bar(fig: go.Figure, x, y, custom, name: str, meta: str, colour: str, hover: str,
+         pattern: str = "") -> None:
+    fig.add_trace(go.Bar(x=x, y=y, name=name, meta=meta, marker_color=colour,
+                         marker_pattern_shape=pattern, customdata=custom,
+                         hovertemplate=hover + "<extra></extra>"))
+
+
 def load_balance_figure(per_core: pd.DataFrame, lang: str = "en") -> go.Figure:
-    """Active time per core (µs) as bars coloured by core kind, with mean and max lines."""
-    if len(per_core) == 0 or "active_ns" not in per_core:
+    """Work time per core (µs), the load-balance metric's definition drawn: bars coloured
+    by core kind for the cores the metric counts (``metrics.balance_cores``), grey for the
+    cores it leaves out (another kind's, or cores that only wait at a SyncAll), each core's
+    SyncAll waits stacked on top in light grey; the mean and max lines and the title's
+    mean/max are the metric's own numbers. Each trace's ``meta`` says what it holds:
+    "counted", "not_counted", "idle" or "waiting"."""
+    if len(per_core) == 0 or not {"active_ns", "work_ns"} <= set(per_core.columns):
         return empty_figure(msg("balance.empty", lang), msg("balance.title", lang, ratio="-"))
-    table = per_core.sort_values("core")
-    active = table["active_ns"].to_numpy(dtype=np.float64) / _NS_PER_US
+    counted, did = balance_cores(per_core), worked(per_core)
+    work_ns = critical_work_ns(per_core)
+    _, mean_max = load_balance(per_core)
+    order = np.argsort(per_core["core"].to_numpy(), kind="stable")
+    table = per_core.iloc[order]
+    counted, did = counted[order], did[order]
+    work = table["work_ns"].to_numpy(np.float64) / _NS_PER_US
+    waiting = np.maximum(table["active_ns"].to_numpy(np.float64) / _NS_PER_US - work, 0.0)
     stall = table.get("stall_ns", pd.Series(0.0, index=table.index)).to_numpy(np.float64)
+    custom = np.column_stack([work, waiting, stall / _NS_PER_US])
     names = table["core_name"].astype(str).to_numpy()
     kinds = table.get("core_kind", pd.Series("", index=table.index)).astype(str).to_numpy()
     fig = go.Figure()
-    hover = msg("balance.hover", lang, core="%{x}", active="%{y:.3f}",
-                stall="%{customdata:.3f}")
-    for kind in dict.fromkeys(kinds):
-        sel = kinds == kind
-        fig.add_trace(go.Bar(x=names[sel], y=active[sel], name=kind or "-",
-                             marker_color=CORE_KIND_COLOURS.get(kind, "#7F7F7F"),
-                             customdata=stall[sel] / _NS_PER_US,
-                             hovertemplate=hover + "<extra></extra>"))
-    _balance_lines(fig, active, lang)
-    peak = active.max()
-    ratio = f"{active.mean() / peak:.2f}" if peak > 0 else "-"
-    base_layout(fig, msg("balance.title", lang, ratio=ratio), bargap=0.15)
+    hover = msg("balance.hover", lang, core="%{x}", work="%{customdata[0]:.3f}",
+                wait="%{customdata[1]:.3f}", stall="%{customdata[2]:.3f}")
+    for kind in dict.fromkeys(kinds[counted]):
+        sel = counted & (kinds == kind)
+        _bar(fig, names[sel], work[sel], custom[sel], kind or "-", "counted",
+             CORE_KIND_COLOURS.get(kind, "#7F7F7F"), hover)
+    for kind in dict.fromkeys(kinds[did & ~counted]):
+        sel = did & ~counted & (kinds == kind)
+        _bar(fig, names[sel], work[sel], custom[sel],
+             msg("balance.not_counted", lang, kind=kind or "-"), "not_counted",
+             _EXCLUDED_GREY, hover, "/")
+    for kind in dict.fromkeys(kinds[~did]):
+        sel = ~did & (kinds == kind)
+        _bar(fig, names[sel], waiting[sel], custom[sel],
+             msg("balance.idle", lang, kind=kind or "-"), "idle", _EXCLUDED_GREY, hover)
+    if (waiting[did] > 0).any():
+        _bar(fig, names[did], waiting[did], custom[did], msg("balance.waiting", lang),
+             "waiting", _WAITING_GREY, hover)
+    caption = ""
+    if len(work_ns):
+        _mean_max_lines(fig, float(work_ns.mean()) / _NS_PER_US,
+                        float(work_ns.max()) / _NS_PER_US, lang)
+        kind = str(kinds[counted][0]) or "-"
+        caption = msg("balance.caption", lang, count=len(work_ns), kind=kind)
+    title = msg("balance.title", lang,
+                ratio=format_metric("load_balance_mean_max", mean_max, lang))
+    base_layout(fig, title, caption=caption, bargap=0.15, barmode="stack")
     fig.update_xaxes(categoryorder="array", categoryarray=names,
                      title_text=msg("balance.x_title", lang))
     fig.update_yaxes(title_text=msg("balance.y_title", lang), rangemode="tozero")

@@ -51,7 +51,7 @@ from explorer.core.metrics import METRIC_DEF_IDS, METRICS
 from explorer.core.trace import chrome_trace
 from explorer.core.validation import model_card
 from explorer.plots.report_figures import result_sections
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 SCENARIO_FILE = "scenario.toml"
 FIGURE_CONFIG = {"displaylogo": False, "responsive": True}
@@ -307,5 +307,6 @@ def scenario_from_report(html_text: str, origin: str = "report.html") -> Scenari
     """The scenario embedded in an HTML report (InputError when there is none)."""
     text = embedded_text(html_text, SCENARIO_FILE)
     if text is None:
-        raise InputError(origin, "(file)", f"an explorer report with its embedded {SCENARIO_FILE}")
+        raise InputError(origin, Phrase("refusal.value.file"),
+                         Phrase("refusal.report.scenario", file=SCENARIO_FILE))
     return Scenario.from_toml(text, f"{origin}: {SCENARIO_FILE}")

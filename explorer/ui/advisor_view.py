@@ -1,6 +1,8 @@
-"""The performance advisor under a kernel page's results: the blog's tuning checklist with
-editable thresholds, the bound, and each what-if with a "Try it" button that emulates
-the changed scenario (cached) and shows old against new of the metric it promises.
+"""The performance advisor of a kernel page: its top finding in one box, right under the
+answer (the bound the run is under and why, and the first what-if to try), and, folded
+below it, the blog's tuning checklist with editable thresholds, the bound as a tile, and
+each what-if with a "Try it" button that emulates the changed scenario (cached) and
+shows old against new of the metric it promises.
 
 The bound is the run's metric, shown as a tile in the words of the page's own tile, with
 the sentence that explains it as plain prose: bold markup around CJK punctuation
@@ -44,19 +46,24 @@ STATUS_STYLES = {True: "color: #007A4D; font-weight: 600",
                  False: "color: #B35900; font-weight: 600", None: "color: #6E6E6E"}
 
 
-def _thresholds() -> dict[str, float]:
+def _threshold_values() -> dict[str, float]:
+    """The checklist thresholds (in %, as the session holds them) as fractions: the top
+    finding is drawn before their inputs, which are folded below it."""
+    return {key: float(st.session_state.get(THRESHOLD_PREFIX + key,
+                                            DEFAULT_THRESHOLDS[key] * 100)) / 100
+            for key in CHECKS}
+
+
+def _thresholds() -> None:
     """Number inputs (in %) for every checklist threshold, bound to the session."""
-    values = {}
     with st.expander(state.tr("advisor.thresholds")):
         columns = st.columns(3)
         for i, key in enumerate(CHECKS):
-            name = THRESHOLD_PREFIX + key
             columns[i % 3].number_input(state.tr(CHECK_IDS[key][0]) + " (%)",
                                         min_value=0.0, max_value=100.0, step=5.0,
                                         format="%.0f",
-                                        **state.bound(name, DEFAULT_THRESHOLDS[key] * 100))
-            values[key] = float(st.session_state[name]) / 100
-    return values
+                                        **state.bound(THRESHOLD_PREFIX + key,
+                                                      DEFAULT_THRESHOLDS[key] * 100))
 
 
 def _outcome(result: Result, tip: Tip) -> None:
@@ -109,17 +116,34 @@ def _bound(advice: Advice) -> None:
     why.markdown(bound_text(advice, state.language()))
 
 
+def top_text(advice: Advice) -> str:
+    """The advisor's top finding in plain prose: the bound and why, then the first what-if
+    and what it promises (or that there is none)."""
+    lang = state.language()
+    bound = state.tr("advisor.bound_line", label=run_view.metric_label("bound"),
+                     value=run_view.metric_value("bound", advice.bound),
+                     text=bound_text(advice, lang))
+    if not advice.tips:
+        return f"{bound}\n\n{state.tr('advisor.no_tips')}"
+    tip = advice.tips[0]
+    return f"{bound}\n\n" + state.tr("apply.top_tip", tip=state.tr(tip.msg_id, **tip.values),
+                                      promise=promise_text(tip, lang))
+
+
 def show_advisor(result: Result) -> None:
-    """The advisor section of a kernel page for ``result``."""
+    """The advisor section of a kernel page for ``result``: the top finding, and the full
+    checklist, bound and what-ifs folded under it."""
     with st.container(key=SECTION):
         st.subheader(state.tr("advisor.title"))
-        st.caption(state.tr("advisor.intro"))
-        advice = advise(result, _thresholds())
-        _checklist(advice)
-        _bound(advice)
-        with st.expander(state.tr("advisor.tips_title"), expanded=True,
-                         icon=":material/lightbulb:"):
+        advice = advise(result, _threshold_values())
+        st.info(top_text(advice), icon=":material/lightbulb:")
+        with st.expander(state.tr("apply.advisor_full"), icon=":material/checklist:"):
+            st.caption(state.tr("advisor.intro"))
+            _checklist(advice)
+            _bound(advice)
+            st.subheader(state.tr("advisor.tips_title"))
             if not advice.tips:
                 st.info(state.tr("advisor.no_tips"))
             for i, tip in enumerate(advice.tips):
                 _show_tip(result, tip, i)
+            _thresholds()

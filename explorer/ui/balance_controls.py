@@ -18,7 +18,7 @@ from explorer.ui.decode_controls import CHOICE_IDS
 from explorer.ui.gemm_controls import labels
 from explorer.ui.page_params import PageParams
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.decode import workload as wl
@@ -85,11 +85,12 @@ def within_chip(chip: Chip) -> list[InputError]:
     change): the value goes back to 0 (all cores, the chip's cluster) and the error says
     why. The widgets themselves stop at the chip's limits."""
     refused = []
-    for name, limit, what in (("cores", len(chip.vector_core_ids()), "vector cores"),
-                              ("cluster_size", chip.ai_cores, "AI cores")):
+    for name, limit, allowed_id in (
+            ("cores", len(chip.vector_core_ids()), "refusal.balance.cores"),
+            ("cluster_size", chip.ai_cores, "refusal.balance.cluster")):
         if int(value(name)) > limit:
-            refused.append(InputError(f"params.{name}", int(value(name)),
-                                      f"0 to {limit} ({what} of {chip.display_name})"))
+            refused.append(InputError(f"params.{name}", int(value(name)), Phrase(
+                allowed_id, limit=limit, chip=chip.display_name)))
             st.session_state[key(name)] = 0
     return refused
 

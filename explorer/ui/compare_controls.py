@@ -13,8 +13,9 @@ import streamlit as st
 
 from explorer.core import Scenario, gallery
 from explorer.core.i18n import t
-from explorer.ui import errors, state, widgets
-from hardware_presets.errors import InputError
+from explorer.ui import errors, state, uploads, widgets
+from explorer.ui.kernel_pages import page_of
+from hardware_presets.errors import InputError, Phrase
 
 SIDES = ("a", "b")
 SOURCES = ("gallery", "upload")
@@ -81,29 +82,34 @@ def pair_buttons() -> None:
 
 
 # ---- reading a side ----------------------------------------------------------------------
-def entry_label(scenario_id: str) -> str:
-    """"Double buffering (vector add) · BUFFER_NUM = 1" for half a pair, else the title."""
+def entry_label(scenario_id: str, lang: str | None = None) -> str:
+    """"Double buffering (vector add) · BUFFER_NUM = 1" for half a pair, else the title
+    (in ``lang``, the session's language by default)."""
+    lang = lang or state.language()
     found = gallery.entry(scenario_id)
-    title = state.tr(gallery.lesson_ids(found.lesson)[0])
-    return f"{title} · {state.tr(found.title_id)}" if found.pair else title
+    title = t(gallery.lesson_ids(found.lesson)[0], lang)
+    return f"{title} · {t(found.title_id, lang)}" if found.pair else title
 
 
 def parse_upload(data: bytes, filename: str, lang: str = "en") -> Scenario:
     """A scenario from an uploaded file's bytes (TOML, or JSON by extension); InputError
     (its allowed part in ``lang``) when it is too large, not UTF-8 or not a scenario."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise InputError(filename, f"{len(data):,} bytes",
+        raise InputError(filename, Phrase("refusal.value.bytes", n=f"{len(data):,}"),
                          t("ui.compare.upload_too_big", lang, limit=f"{MAX_UPLOAD_BYTES:,}"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(filename, "(file)", t("ui.compare.upload_not_text", lang)) from None
+        raise InputError(filename, Phrase("refusal.value.file"),
+                         t("ui.compare.upload_not_text", lang)) from None
     return Scenario.from_file_text(text, filename)
 
 
 def _from_gallery(side: str, where) -> Scenario:
+    lang = state.language()  # bound now: AppTest formats options outside the script run
     scenario_id = where.selectbox(
-        state.tr("ui.compare.pick"), gallery.ids(), format_func=entry_label,
+        state.tr("ui.compare.pick"), gallery.ids(),
+        format_func=lambda i: entry_label(i, lang),
         help=state.tr("ui.compare.pick_help"), **state.bound(key(side), chosen_id(side)))
     found = gallery.entry(scenario_id)
     if not found.pair:
@@ -112,10 +118,9 @@ def _from_gallery(side: str, where) -> Scenario:
 
 
 def _from_upload(side: str, where) -> Scenario | None:
-    upload = where.file_uploader(
-        state.tr("ui.compare.upload"), type=list(UPLOAD_TYPES), key=f"cmp_upload_{side}",
-        help=state.tr("ui.compare.upload_help", limit=f"{MAX_UPLOAD_BYTES:,}"),
-        max_upload_size=widgets.upload_limit_mb(MAX_UPLOAD_BYTES))
+    upload = uploads.uploader(where, "ui.compare.upload", UPLOAD_TYPES, f"cmp_upload_{side}",
+                              max_bytes=MAX_UPLOAD_BYTES, help_id="ui.compare.upload_help",
+                              help_values={"limit": f"{MAX_UPLOAD_BYTES:,}"})
     if upload is None:
         where.info(state.tr("ui.compare.upload_prompt"), icon=":material/upload_file:")
         return None
@@ -130,17 +135,26 @@ def _from_upload(side: str, where) -> Scenario | None:
 def _side(side: str, where) -> Scenario | None:
     """One side's heading, source and scenario (None until a valid one is chosen)."""
     where.subheader(state.tr(SIDE_IDS[side]))
+    lang = state.language()  # bound now: AppTest formats options outside the script run
     chosen = where.radio(
         state.tr("ui.compare.source"), SOURCES, horizontal=True,
-        format_func=lambda s: state.tr(SOURCE_IDS[s]),
+        format_func=lambda s: t(SOURCE_IDS[s], lang),
         help=state.tr("ui.compare.source_help"),
         **state.bound(key(f"{side}_source"), source(side)))
     scenario = (_from_gallery if chosen == "gallery" else _from_upload)(side, where)
     if scenario is not None:
         where.caption(state.tr("ui.compare.summary", chip=scenario.chip().display_name,
-                               kernel=scenario.kernel,
-                               name=errors.escape(scenario.name or "-")))
+                               kernel=page_of(scenario.kernel).title(state.language()),
+                               name=errors.escape(scenario_name(side, chosen, scenario))))
     return scenario
+
+
+def scenario_name(side: str, chosen: str, scenario: Scenario) -> str:
+    """What the side runs, in words: a gallery scenario's translated title (its file's
+    ``name`` is English), an uploaded file's own name as the user wrote it."""
+    if chosen == "gallery":
+        return state.tr(gallery.entry(chosen_id(side)).title_id)
+    return scenario.name or "-"
 
 
 def sides() -> tuple[Scenario | None, Scenario | None]:

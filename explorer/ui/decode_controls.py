@@ -33,7 +33,7 @@ from explorer.core.i18n import t
 from explorer.ui import errors, state, widgets
 from explorer.ui.gemm_controls import labels
 from explorer.ui.multicard_view import ALL_CARDS
-from explorer.ui.page_params import PageParams
+from explorer.ui.page_params import PageParams, Taken
 from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
@@ -345,21 +345,22 @@ def fit(chip: Chip, runs: Runs) -> tuple[dict, list[Notice]]:
 
 
 def show_notices(notices: list[Notice]) -> None:
-    """Each value the page moved: the refusal it met, led by the field's label, and the
-    value the page runs with instead."""
+    """Each value the page moved, shown as every page shows a refusal (an error box): the
+    refusal it met, led by the field's label, and the value the page runs with instead."""
     lang = state.language()
     for name, exc, used in notices:
         shown = state.tr("ui.decode.cards.auto", cards=fewest_cards(state.chip(), current())) \
             if name == "cards" else f"{used:,}"
-        st.warning(errors.message(exc, lang, label_id=label_id) + "\n\n" + state.tr(
+        st.error(errors.message(exc, lang, label_id=label_id) + "\n\n" + state.tr(
             "ui.decode.fit.moved", label=widgets.param_label(SPECS[name], LABELS),
-            value=shown), icon=":material/tune:")
+            value=shown), icon=":material/error:")
 
 
-def take_url(chip: Chip) -> list[InputError]:
-    """Copy the URL's parameters into session state; returns the refused ones, block_dim's
-    naming this chip's range (not the parameter's 0 to 256)."""
-    return [dp.block_dim_refusal(chip, exc) for exc in PAGE.take_url()]
+def take_url(chip: Chip) -> Taken:
+    """Copy the URL's parameters into session state; what was taken, and the refused ones,
+    block_dim's naming this chip's range (not the parameter's 0 to 256)."""
+    taken = PAGE.take()
+    return Taken(taken.names, tuple(dp.block_dim_refusal(chip, exc) for exc in taken.refused))
 
 
 # ---- widgets -----------------------------------------------------------------------------
@@ -430,8 +431,14 @@ def _lengths(limits: dict, where) -> None:
     _widget("max_len", where, spec, max_value=limits["max_len"])
 
 
+def _more(where):
+    """The rarely changed widgets of a group, folded under "More options"."""
+    return where.expander(state.tr("apply.more"))
+
+
 def _workload(chip: Chip, limits: dict, where) -> None:
-    """Model, batch, context lengths, KV and weight precisions, cards."""
+    """Model, batch, context lengths, KV precision; the weights' precision and the cards
+    folded."""
     where.markdown(f"**{state.tr('ui.decode.group.workload')}**")
     _widget("model", where, format_func=_model_labels(chip))
     if value("model") == dp.CUSTOM:
@@ -440,37 +447,42 @@ def _workload(chip: Chip, limits: dict, where) -> None:
     _choice("distribution", where)
     _lengths(limits, where)
     _widget("kv_dtype", where)
-    _widget("weight_dtype", where)
-    _cards(chip, where)
+    with _more(where):
+        _widget("weight_dtype", st)
+        _cards(chip, st)
 
 
 def _cache(where) -> None:
-    """Layout (and its blocks), append strategy and which phases run."""
+    """Layout (and its blocks) and append strategy; the phases run and overcommit folded."""
     where.markdown(f"**{state.tr('ui.decode.group.cache')}**")
     _choice("layout", where)
     if value("layout") == "paged":
         _widget("block_size", where)
         _choice("allocation", where)
     _choice("append", where)
-    _choice("phases", where, PAGE_PHASES)
-    _widget("allow_overcommit", where)
+    with _more(where):
+        _choice("phases", st, PAGE_PHASES)
+        _widget("allow_overcommit", st)
 
 
 def _kernel(chip: Chip, limits: dict, where) -> None:
-    """Implementation, cores, BUFFER_NUM, policy, tile, heads per pass, split chunk."""
+    """Implementation, cores, BUFFER_NUM; the policy, tile, heads per pass, split chunk
+    and the seed folded."""
     where.markdown(f"**{state.tr('ui.decode.group.kernel')}**")
     _choice("impl", where)
     _widget("block_dim", where, max_value=limits["block_dim"],
             extra_help=state.tr("ui.decode.block_dim_max", cores=dp.block_dim_limit(chip),
                                 cube=chip.ai_cores, chip=chip.display_name))
     _widget("buffer_num", where)
-    _choice("policy", where)
-    if value("policy") in ("lpt", "cluster_lpt"):
-        _number("inter_core_cost", where, step=50.0)
-    _number("tile_tokens", where, step=16)
-    _widget("heads_per_pass", where, max_value=limits["heads_per_pass"] or _kv_heads())
-    if value("impl") == "split_kv":
-        _number("split_tokens", where, step=256)
+    with _more(where):
+        _choice("policy", st)
+        if value("policy") in ("lpt", "cluster_lpt"):
+            _number("inter_core_cost", st, step=50.0)
+        _number("tile_tokens", st, step=16)
+        _widget("heads_per_pass", st, max_value=limits["heads_per_pass"] or _kv_heads())
+        if value("impl") == "split_kv":
+            _number("split_tokens", st, step=256)
+        _number("seed", st, step=1)
 
 
 def _kv_heads() -> int:
@@ -482,15 +494,15 @@ def _kv_heads() -> int:
 
 
 def controls(chip: Chip, runs: Runs) -> tuple[dict, list[Notice]]:
-    """Draw every parameter widget in three bordered columns, each value first brought into
-    the range the page runs (``fit``, ``runs`` being the page's checks); returns the page's
-    parameters (the seed, key "seed", draws the lengths and the block table) and the
-    notices of the values moved."""
+    """Draw every parameter widget in three bordered columns (the rarely changed ones of
+    each folded under "More options"), each value first brought into the range the page
+    runs (``fit``, ``runs`` being the page's checks); returns the page's parameters (the
+    seed, key "seed", draws the lengths and the block table) and the notices of the values
+    moved."""
     _prefill_lengths()
     limits, notices = fit(chip, runs)
     left, middle, right = (column.container(border=True) for column in st.columns(3))
     _workload(chip, limits, left)
     _cache(middle)
     _kernel(chip, limits, right)
-    _number("seed", right, step=1)
     return current(), notices

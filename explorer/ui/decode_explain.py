@@ -51,10 +51,10 @@ def blog_numbers() -> dict:
 
 
 def show_blog(chip: Chip) -> None:
-    """The blog's "48.7 GB, 1.8x the weights" next to what the calculator gives."""
+    """The blog's "48.7 GB, 1.8x the weights" next to what the calculator gives, folded."""
     n = blog_numbers()
     m = n["model"]
-    with st.expander(state.tr("ui.decode.blog.title"), expanded=True):
+    with st.expander(state.tr("ui.decode.blog.title"), icon=":material/menu_book:"):
         st.markdown(state.tr("ui.decode.blog.claim"))
         st.markdown(state.tr(
             "ui.decode.blog.computed", model=m.display_name, layers=m.layers,
@@ -134,8 +134,8 @@ def _cube_plan(chip: Chip, p: dict, model) -> None:
 
 
 def show_plan(chip: Chip, p: dict) -> None:
-    """The buffer plan that decided tile_tokens and heads_per_pass."""
-    st.subheader(state.tr("ui.decode.plan.title"))
+    """The buffer plan that decided tile_tokens and heads_per_pass (under the caller's
+    heading: the page folds it under ``ui.decode.plan.title``)."""
     st.caption(state.tr("ui.decode.plan.resolved", T=p["tile_tokens"],
                         heads=p["heads_per_pass"], split=p["split_tokens"] or "—",
                         cores=dp.DecodeParams.of(p).vector_cores(chip),
@@ -173,8 +173,8 @@ def show_bound(s: DecodeStep) -> None:
 
 # ---- Ascend C ----------------------------------------------------------------------------
 def explain() -> None:
-    """How the emulated kernel maps to Ascend C, with a code sketch."""
-    st.subheader(state.tr("ui.decode.explain.title"))
+    """How the emulated kernel maps to Ascend C, with a code sketch (under the caller's
+    heading: the page folds it under ``ui.decode.explain.title``)."""
     st.markdown(state.tr("ui.decode.explain.step"))
     st.markdown(state.tr("ui.decode.explain.tque"))
     with st.expander(state.tr("ui.decode.explain.code_title")):

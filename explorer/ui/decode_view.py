@@ -50,10 +50,17 @@ WASTE_IDS = {"contiguous": "ui.decode.mem.waste_contiguous",
 
 
 # ---- cached step and figures -------------------------------------------------------------
+def layer_scenario(scenario: Scenario) -> Scenario:
+    """The scenario's whole layer (what the step is built on, whatever its phases)."""
+    if scenario.params_dict.get("phases", "layer") == "layer":
+        return scenario
+    return scenario.replace(params={"phases": "layer"})
+
+
 @st.cache_resource(max_entries=8, show_spinner=False, hash_funcs={Scenario: state.scenario_key})
 def step(scenario: Scenario) -> DecodeStep:
-    """The whole-model decode step built on the (cached) emulated layer."""
-    return simulate_decode(scenario, state.simulate(scenario))
+    """The whole-model decode step built on the (cached, shared) emulated layer."""
+    return simulate_decode(scenario, state.simulate(layer_scenario(scenario)))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False,
@@ -206,9 +213,7 @@ def show_memory(chip: Chip, p: dict, lengths, layout) -> None:
 
 # ---- the step ----------------------------------------------------------------------------
 def show_step(s: DecodeStep) -> None:
-    """Step time, tokens/s and P50/P99 completion, then the step op by op (time and HBM
-    bytes, every op emulated; the linear roofline quoted as a reference) and when each
-    sequence is done."""
+    """Step time, tokens/s and P50/P99 completion."""
     row = st.columns(4)
     _metric(row[0], "ui.decode.step.time", f"{s.step_ns / 1e6:,.2f} ms",
             "ui.decode.step.time_help", layers=s.layers)
@@ -218,7 +223,10 @@ def show_step(s: DecodeStep) -> None:
             "ui.decode.step.p_help")
     _metric(row[3], "ui.decode.step.p99", f"{s.latency_p99_ns / 1e3:,.1f} µs",
             "ui.decode.step.p_help")
-    show_ops(s)
+
+
+def show_latency(s: DecodeStep) -> None:
+    """When each sequence of the batch is done, with P50 and P99."""
     if len(s.seq_done_ns):
         run_view.show(decode_plots.latency_figure(
             s.seq_done_ns, s.lengths, s.latency_p50_ns, s.latency_p99_ns, state.language()),
@@ -227,13 +235,20 @@ def show_step(s: DecodeStep) -> None:
 
 
 def show_ops(s: DecodeStep) -> None:
-    """The step op by op: the stacked shares of time and HBM bytes, and the table."""
+    """The step op by op: the stacked shares of time and HBM bytes (every op emulated; the
+    linear roofline quoted as a reference), and the table folded."""
     st.subheader(state.tr("ui.decode.ops.title"))
     run_view.show(decode_plots.op_breakdown_figure(s.ops, s.layers, state.language()),
                   key="ops")
     p = s.result.params
     roofline_ns, _ = linear_roofline(s.model, s.result.chip, p["batch"], p["weight_dtype"])
     st.caption(state.tr("ui.decode.ops.caption", roofline_ms=f"{roofline_ns / 1e6:,.2f}"))
+    with st.expander(state.tr("apply.ops_table"), icon=":material/table:"):
+        _ops_table(s)
+
+
+def _ops_table(s: DecodeStep) -> None:
+    """Each op's time per layer and per step, share and HBM bytes."""
     lang = state.language()
     table = pd.DataFrame({
         state.tr("ui.decode.ops.table_op"): [decode_plots.op_name(op, lang)
@@ -249,7 +264,7 @@ def show_ops(s: DecodeStep) -> None:
 
 
 def show_layer(scenario: Scenario, s: DecodeStep) -> None:
-    """The emulated layer: key metrics, the timeline, the summary figures, the roofline."""
+    """The emulated layer: key metrics and the timeline."""
     result = s.result
     st.subheader(state.tr("ui.decode.layer_title"))
     names = LAYER_METRICS
@@ -260,6 +275,10 @@ def show_layer(scenario: Scenario, s: DecodeStep) -> None:
     cores, window = run_view._view_controls(result)
     run_view.show(run_view.timeline(scenario, state.language(), cores, window), key="timeline")
     st.caption(state.tr("ui.decode.timeline_help"))
+
+
+def show_layer_figures(scenario: Scenario) -> None:
+    """The summary figures of the emulated run, two per row, each with its caption."""
     lang = state.language()
     for row in FIGURE_ROWS:
         for column, kind in zip(st.columns(2), row):
@@ -295,8 +314,8 @@ def _append_times(scenario: Scenario, s: DecodeStep) -> dict[str, float]:
 
 
 def show_append(scenario: Scenario, s: DecodeStep) -> None:
-    """Incremental vs concat: bytes per layer (formulas) and emulated time per layer."""
-    st.subheader(state.tr("ui.decode.append.title"))
+    """Incremental vs concat: bytes per layer (formulas) and emulated time per layer (under
+    the caller's heading: the page folds it under ``ui.decode.append.title``)."""
     b = s.append_bytes
     moved = {k: b[f"{k}_read"] + b[f"{k}_write"] for k in decode_plots.STRATEGIES}
     with st.spinner(state.tr("ui.decode.running")):

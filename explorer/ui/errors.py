@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 import streamlit as st
 
-from explorer.core.i18n import has, param_label_id, t
+from explorer.core.i18n import has, param_label_id, render, t
 from hardware_presets import FIELDS
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -77,19 +77,34 @@ def _label(name: str, lang: str, label_id: LabelId | None) -> str:
     return t(msg_id, lang) if msg_id and has(msg_id, lang) else ""
 
 
-def _value(value: object) -> str:
+def _value(value: object, lang: str) -> str:
+    """The refused value as shown: a description of it (a `Phrase`) in ``lang``, a text
+    quoted, anything else as it is."""
+    if isinstance(value, Phrase):
+        return render(value, lang)
     return repr(value) if isinstance(value, str) else str(value)
+
+
+def reason(exc: InputError, lang: str) -> str:
+    """What ``exc`` allows, then its hint, in ``lang`` ("16 个元素的整数倍 ...; ..."): the
+    refusal's own words for a page that puts them inside its own sentence. Never
+    ``f"{exc.allowed}"``: that is the English."""
+    allowed = render(exc.allowed, lang)
+    return t("error.reason_hint", lang, allowed=allowed, hint=render(exc.hint, lang)) \
+        if exc.hint else allowed
 
 
 def message(exc: InputError, lang: str, *, markdown: bool = True,
             label_id: LabelId | None = None) -> str:
-    """The translated sentence for one InputError (markdown-escaped unless told not to);
-    ``label_id``: the page's labels of its parameters (``field_label``)."""
+    """The translated sentence for one InputError (markdown-escaped unless told not to):
+    the sentence from the catalogue, the allowed part, the hint and a described value
+    rendered in ``lang`` (``explorer.core.i18n.render``); ``label_id``: the page's labels
+    of its parameters (``field_label``)."""
     quote = escape if markdown else str
     text = t("error.invalid_input", lang, field=quote(field_label(exc.field, lang, label_id)),
-             value=quote(_value(exc.value)), allowed=quote(exc.allowed))
+             value=quote(_value(exc.value, lang)), allowed=quote(render(exc.allowed, lang)))
     if exc.hint:
-        text += "\n\n" + t("error.hint", lang, hint=quote(exc.hint))
+        text += "\n\n" + t("error.hint", lang, hint=quote(render(exc.hint, lang)))
     return text
 
 

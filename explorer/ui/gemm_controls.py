@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 import streamlit as st
 
 from explorer.core.i18n import t
-from explorer.ui import errors, state, widgets
+from explorer.ui import apply, errors, state, widgets
 from explorer.ui.page_params import PageParams, Rules, Taken
 from explorer.ui.widgets import Span
 from hardware_presets import Chip
@@ -68,12 +68,13 @@ def take() -> Taken:
 
 def apply_example(name: str) -> None:
     """Reset every parameter to its default (chip-dependent ones follow the chip), then
-    apply the example's values."""
+    set the example's values; the page runs them at once (a ready scenario is one click)."""
     for spec in gp.PARAMS:
         st.session_state.pop(key(spec.name), None)
     st.session_state.pop(_CORES_SEEN, None)
     for param, val in EXAMPLES[name].items():
         st.session_state[key(param)] = val
+    apply.request(PREFIX)
 
 
 def examples() -> None:
@@ -163,31 +164,39 @@ def _dtype_label(chip: Chip) -> Callable[[str], str]:
                                                         dtype=dtype, chip=name)
 
 
+def _more(where):
+    """The rarely changed widgets of a group, folded under "More options"."""
+    return where.expander(state.tr("apply.more"))
+
+
 def _problem(chip: Chip, spans: dict, where) -> dict:
-    """Shape, precisions, int8 output scale, bias and sparsity."""
+    """Shape and precisions; the int8 output scale, bias and sparsity folded."""
     where.markdown(f"**{state.tr('ui.gemm.group.problem')}**")
     p = {name: _widget(name, where, span=spans[name]) for name in ("M", "N", "K")}
     p["dtype_in"] = _widget("dtype_in", where, format_func=_dtype_label(chip))
     p["dtype_out"] = _widget("dtype_out", where)
     p["quant_scale"] = float(value("quant_scale"))
-    if p["dtype_out"] == "int8":
-        p["quant_scale"] = _widget("quant_scale", where)
-    p["bias"] = _widget("bias", where)
-    p["sparsity"] = _widget("sparsity", where, options=SPECS["sparsity"].choices,
-                            format_func=labels(SPARSITY_IDS))
+    with _more(where):
+        if p["dtype_out"] == "int8":
+            p["quant_scale"] = _widget("quant_scale", st)
+        p["bias"] = _widget("bias", st)
+        p["sparsity"] = _widget("sparsity", st, options=SPECS["sparsity"].choices,
+                                format_func=labels(SPARSITY_IDS))
     return p
 
 
 def _tiling(rule: Rules, spans: dict, p: dict, where) -> dict:
-    """Base tile (multiples of the cube fractal that fit), depth_k and the buffer counts."""
+    """Base tile (multiples of the cube fractal that fit) and depth_k; the buffer counts
+    folded."""
     where.markdown(f"**{state.tr('ui.gemm.group.tiling')}**")
     for name in ("base_m", "base_n", "base_k"):
         p[name] = _widget(name, where, options=tile_options(spans[name], value(name)),
                           extra_help=state.tr("ui.gemm.tile_step", step=rule.step(name, p),
                                               dtype=p["dtype_in"]))
     p["depth_k"] = _widget("depth_k", where, span=spans["depth_k"])
-    for name in ("db_l1", "db_l0", "db_l0c"):
-        p[name] = _widget(name, where)
+    with _more(where):
+        for name in ("db_l1", "db_l0", "db_l0c"):
+            p[name] = _widget(name, st)
     return p
 
 
@@ -201,18 +210,20 @@ def _grid(chip: Chip, spans: dict, p: dict, where) -> dict:
                                  "ui.gemm.block_dim_max", cores=cores, chip=chip.display_name))
     for name in ("grid_x", "grid_y", "grid_z"):
         p[name] = _widget(name, where, span=spans[name])
-    p["split_k_mode"] = _widget("split_k_mode", where,
-                                format_func=labels(SPLIT_K_MODE_IDS))
     p["policy"] = _widget("policy", where, format_func=labels(POLICY_IDS))
-    p["group"] = _widget("group", where, span=spans["group"])
-    p["balance"] = _widget("balance", where, format_func=labels(BALANCE_IDS))
+    with _more(where):
+        p["split_k_mode"] = _widget("split_k_mode", st, format_func=labels(SPLIT_K_MODE_IDS))
+        p["group"] = _widget("group", st, span=spans["group"])
+        p["balance"] = _widget("balance", st, format_func=labels(BALANCE_IDS))
+        p["seed"] = _widget("seed", st)
     return p
 
 
 def controls(chip: Chip, taken: Taken | None = None) -> dict:
     """Show what the page refused, draw every parameter widget within what it accepts, in
-    three bordered columns; returns the parameters and the scenario's seed (key "seed": it
-    draws the matrices of the numerical check)."""
+    three bordered columns (the rarely changed ones of each folded under "More options");
+    returns the parameters and the scenario's seed (key "seed": it draws the matrices of
+    the numerical check)."""
     _follow_chip(chip)
     _follow_dtype(str(value("dtype_in")))
     rule = rules(chip)
@@ -226,7 +237,6 @@ def controls(chip: Chip, taken: Taken | None = None) -> dict:
     p = _grid(chip, spans, p, right)
     with middle:  # drawn under the tiling, from all parameters (the grid's too)
         occupancy(chip, p)
-    p["seed"] = _widget("seed", right)
     return p
 
 

@@ -11,9 +11,15 @@ its results and its explanation here, with no page code of its own.
   them) and in the URL (``kernels?kernel=<name>&<param>=<value>&seed=<seed>``);
 * the run through the pages' one path (``Scenario.make``, ``state.simulate`` on the shared
   worker pool), refusals shown with ``errors.show``;
-* the results with the shared views (``run_view``, ``advisor_view``): metric tiles, the
-  per-core timeline, the summary figures, the roofline, the numerical verdict, downloads,
-  the advisor, then the record's own figures and explanation paragraphs.
+* the results with the shared views (``run_view``, ``advisor_view``), the answer first:
+  metric tiles, the per-core timeline, the advisor's top finding (its checklist folded),
+  then the record's own figures and the summary figures with their captions, then the long
+  tail folded (the roofline, the numerical verdict, the record's explanation paragraphs),
+  the downloads and the upload.
+
+The controls are drawn in the page's apply fragment (``apply.controls``, one per kernel:
+its session prefix): a changed widget reruns them alone, and the results keep showing the
+applied values, marked stale, until "Apply" runs the new ones.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ from explorer.core.i18n import has, t
 from explorer.plots import report_figures
 from explorer.ui import advisor_view, errors, kernel_pages, run_view, state, widgets
 from explorer.ui.kernel_pages import KernelPage
+from explorer.ui.page_params import Taken
 from hardware_presets.errors import InputError
 from kernels.common.params import MAX_TEXT, ParamSpec
 
@@ -91,20 +98,22 @@ def _kernel_refusal(text: str, lang: str) -> InputError:
     return InputError(URL_KERNEL, text, allowed, hint)
 
 
-def take_url() -> list[InputError]:
+def take_url() -> Taken:
     """Copy the URL's kernel and its parameters into session state (once per session);
-    returns the refused ones: an unknown kernel (its parameters are then left alone),
-    unknown names, values out of range (what is allowed said in the page's language)."""
+    returns the names taken and the refused values: an unknown kernel (its parameters are
+    then left alone), unknown names, values out of range (what is allowed said in the
+    page's language)."""
     found = dict(state.take_url_params())
-    lang, refused = state.language(), []
+    lang, taken, refused = state.language(), [], []
     text = found.pop(URL_KERNEL, None)
     if text is not None:
         if text not in names():  # its parameters are meant for it, not for the one shown
-            return [_kernel_refusal(text, lang)]
+            return Taken((), (_kernel_refusal(text, lang),))
         st.session_state[KERNEL] = text
+        taken.append(URL_KERNEL)
     kernel = chosen()
     if kernel is None:
-        return refused
+        return Taken(tuple(taken), tuple(refused))
     known = specs(kernel)
     for name, value in found.items():
         if name not in known:
@@ -113,10 +122,11 @@ def take_url() -> list[InputError]:
             continue
         try:
             st.session_state[key(kernel, name)] = widgets.url_value(known[name], value)
+            taken.append(name)
         except InputError as exc:  # the spec's words are English: say it in the page's
             refused.append(InputError(exc.field, exc.value, allowed(known[name], lang),
                                       exc.hint))
-    return refused
+    return Taken(tuple(taken), tuple(refused))
 
 
 def allowed(spec: ParamSpec, lang: str) -> str:
@@ -240,9 +250,9 @@ def chooser() -> str | None:
                         **state.bound(KERNEL, kernel))
 
 
-def controls(kernel: str) -> tuple[dict, int]:
-    """A widget per parameter of the kernel, three to a row, then the seed; returns the
-    parameters and the seed."""
+def controls(kernel: str) -> dict:
+    """A widget per parameter of the kernel, three to a row, then the seed folded under
+    "More options"; returns the parameters and the seed (key "seed")."""
     record = kernels.get(kernel)
     params = {}
     with st.container(border=True):
@@ -250,9 +260,18 @@ def controls(kernel: str) -> tuple[dict, int]:
         columns = st.columns(3)
         for i, spec in enumerate(record.params):
             params[spec.name] = widget(kernel, spec, columns[i % 3])
-        seed = 0 if SEED in params else widget(  # a kernel's own "seed" is a parameter
-            kernel, widgets.SEED_SPEC, columns[len(record.params) % 3])
-    return params, int(seed)
+        if SEED in params:  # a kernel's own "seed" is a parameter
+            return params
+        with columns[len(record.params) % 3].expander(state.tr("apply.more")):
+            seed = widget(kernel, widgets.SEED_SPEC)
+    return {**params, SEED: int(seed)}
+
+
+def split(kernel: str, values: Mapping[str, object]) -> tuple[dict, int]:
+    """The kernel's parameters and the scenario's seed of the page's values."""
+    own = {s.name for s in kernels.get(kernel).params}
+    params = {k: v for k, v in values.items() if k in own}
+    return params, 0 if SEED in own else int(values[SEED])
 
 
 def record_title(kernel: str) -> str:
@@ -331,23 +350,24 @@ def show_record_figures(scenario: Scenario) -> None:
 
 
 def show_results(scenario: Scenario, result: Result) -> None:
-    """Metrics, timeline, figures, roofline beside the verdict and downloads, advisor."""
+    """The answer (metrics, timeline, the advisor's top finding), then the record's own
+    figures and the summary figures, then the roofline, the verdict and the downloads."""
     st.subheader(state.tr("ui.kernels.results"))
     run_view.show_metrics(result, metric_names(scenario.kernel))
-    show_record_figures(scenario)
     show_timeline(scenario, result)
-    show_figures(scenario)
-    run_view.show_closing(scenario, result, lambda: show_roofline(scenario), show_numerics,
-                          widths=(3, 2))
     advisor_view.show_advisor(result)
+    show_record_figures(scenario)
+    show_figures(scenario)
+    run_view.show_closing(scenario, result, lambda: show_roofline(scenario), show_numerics)
 
 
 def explain(kernel: str) -> None:
-    """The record's explanation paragraphs (the same a report quotes)."""
+    """The record's explanation paragraphs (the same a report quotes), folded."""
     lang = state.language()
     paragraphs = [msg_id for msg_id in kernels.get(kernel).explanation if has(msg_id, lang)]
-    st.subheader(state.tr("ui.kernels.explain", title=record_title(kernel)))
-    if not paragraphs:
-        st.caption(state.tr("ui.kernels.no_explanation"))
-    for msg_id in paragraphs:
-        st.markdown(state.tr(msg_id))
+    with st.expander(state.tr("ui.kernels.explain", title=record_title(kernel)),
+                     icon=":material/school:"):
+        if not paragraphs:
+            st.caption(state.tr("ui.kernels.no_explanation"))
+        for msg_id in paragraphs:
+            st.markdown(state.tr(msg_id))

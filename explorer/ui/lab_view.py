@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.core import troubleshoot as ts
+from explorer.core.emulator import engine
 from explorer.core.i18n import has
 from explorer.ui import errors, state
 from explorer.ui.kernel_pages import PAGES
@@ -57,7 +58,19 @@ FIGURE_IDS: dict[str, str] = {
     "makespan_us_most_splits": "lab.fig.makespan_us_most_splits",
     "most_splits": "lab.fig.most_splits", "clipped_share": "lab.fig.clipped_share",
     "max_abs_error": "lab.fig.max_abs_error", "rel_rms_error": "lab.fig.rel_rms_error",
-    "max_abs_value": "lab.fig.max_abs_value",
+    "max_abs_value": "lab.fig.max_abs_value", "first": "lab.fig.first",
+}
+#: parameters of the hand-built program and of the quantiser -> message id of their labels
+#: (a kernel's parameters take its page's labels)
+PARAM_IDS: dict[str, str] = {
+    "blocks": "lab.param.blocks", "cores": "lab.param.cores", "scale": "lab.param.scale",
+    "shape": "lab.param.shape", "granularity": "ui.precision.param.granularity.label",
+    "scheme": "ui.precision.param.scheme.label",
+}
+#: parameter values in words -> message id of their translation (names and numbers stay)
+VALUE_IDS: dict[object, str] = {
+    "channel": "ui.precision.granularity.channel", "symmetric": "ui.precision.scheme.symmetric",
+    True: "lab.flag.on", False: "lab.flag.off",
 }
 
 
@@ -83,9 +96,23 @@ def _text(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def param_label(case: ts.Case, name: str) -> str:
+    """A parameter's label: its kernel page's, or the lab's own for the hand-built program
+    and the quantiser; the name itself when there is none."""
+    msg_id = PAGES[case.kernel].label_id(name) if case.kernel in PAGES else \
+        PARAM_IDS.get(name, "")
+    return state.tr(msg_id) if msg_id and has(msg_id, state.language()) else name
+
+
+def _shown(value: object) -> str:
+    """A parameter's value as the table shows it: a word translated, a number formatted."""
+    key = value if isinstance(value, (bool, str)) else None
+    return state.tr(VALUE_IDS[key]) if key in VALUE_IDS else _text(value)
+
+
 def params_table(case: ts.Case) -> pd.DataFrame:
-    return pd.DataFrame({state.tr("lab.params"): list(case.params),
-                         state.tr("lab.value"): [_text(v) for v in case.params.values()]})
+    return pd.DataFrame({state.tr("lab.params"): [param_label(case, n) for n in case.params],
+                         state.tr("lab.value"): [_shown(v) for v in case.params.values()]})
 
 
 def figures_table(figures: dict) -> pd.DataFrame:
@@ -114,12 +141,10 @@ def _says(case: ts.Case) -> None:
     if case.refusal is not None:
         st.markdown(state.tr("lab.refused"))
         errors.show(case.refusal, state.language())
-    elif case.deadlock:
-        f = case.figures
-        st.error(state.tr("lab.deadlock", unfinished=f["unfinished"], op=f["op"],
-                          instructions=f["instructions"], core=f["core"]),
-                 icon=":material/lock:")
-        st.code(case.deadlock, language=None, wrap_lines=True)
+    elif case.deadlock:  # the engine's own sentence, worded from its parts in our language
+        said = state.tr(engine.DEADLOCK_ID, **{k: errors.escape(v) for k, v in
+                                               case.figures.items()})
+        st.error(state.tr("lab.deadlock", message=said), icon=":material/lock:")
     else:
         st.dataframe(figures_table(case.figures), hide_index=True, width="stretch")
 

@@ -60,6 +60,18 @@ COLUMN_UNITS = {"N": values.COUNT, "tokens_per_s": values.NUMBER,
 #: the word of each provenance status
 STATUS_IDS = {"published": "ui.status.published", "derived": "ui.status.derived",
               "estimated": "ui.status.estimated", "override": "ui.status.override"}
+#: (interconnect preset, field) -> message id of its source in words, translated as the chip
+#: presets' notes are (explorer/core/multicard.py keeps the English with the numbers)
+SOURCE_IDS = {
+    ("hccs", "link_GBps"): "ui.mc.source.hccs.link_GBps",
+    ("hccs", "per_card_GBps"): "ui.mc.source.hccs.per_card_GBps",
+    ("hccs", "latency_us"): "ui.mc.source.latency_us",
+    ("hccs", "topology"): "ui.mc.source.hccs.topology",
+    ("hccs_measured", "link_GBps"): "ui.mc.source.hccs_measured.link_GBps",
+    ("hccs_measured", "per_card_GBps"): "ui.mc.source.hccs_measured.per_card_GBps",
+    ("hccs_measured", "latency_us"): "ui.mc.source.latency_us",
+    ("hccs_measured", "topology"): "ui.mc.source.hccs_measured.topology",
+}
 
 
 @st.cache_resource(max_entries=24, show_spinner=False, hash_funcs={Scenario: state.scenario_key})
@@ -144,6 +156,17 @@ def interconnect() -> mc.Interconnect | None:
     return ic
 
 
+def source_text(ic: mc.Interconnect, name: str) -> str:
+    """Where one interconnect number comes from, in the session's language: the preset's
+    source translated (SOURCE_IDS), "user input" for an edited number."""
+    if ic.status(name) == "override":
+        return state.tr("ui.mc.source.override")
+    preset = next((key for key, known in mc.INTERCONNECTS.items()
+                   if known.source(name) == ic.source(name)), None)
+    msg_id = SOURCE_IDS.get((preset, name))
+    return state.tr(msg_id) if msg_id else ic.source(name).split(": ", 1)[-1]
+
+
 def _provenance(ic: mc.Interconnect) -> pd.DataFrame:
     """Each interconnect number by its label, in its label's unit, with its provenance."""
     topology = choice_names(state.language())["topology"]
@@ -151,7 +174,7 @@ def _provenance(ic: mc.Interconnect) -> pd.DataFrame:
              state.tr("ui.mc.col.value"): topology(ic.topology) if name == "topology" else
              run_view.metric_value(name, getattr(ic, name), values.NUMBER),
              state.tr("ui.mc.col.status"): state.tr(STATUS_IDS[ic.status(name)]),
-             state.tr("ui.mc.col.source"): ic.source(name).split(": ", 1)[-1]}
+             state.tr("ui.mc.col.source"): source_text(ic, name)}
             for name in IC_FIELDS]
     return pd.DataFrame(rows)
 

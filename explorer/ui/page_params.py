@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from explorer.core.i18n import has
-from explorer.ui import errors, state, widgets
+from explorer.ui import apply, errors, state, widgets
 from explorer.ui.widgets import Span
 from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
@@ -238,9 +238,12 @@ class PageParams:
                                "", hint)
 
     def apply_example(self, name: str) -> None:
+        """Reset every parameter, set the example's values and apply them at once (a
+        ready scenario is one click, not a change waiting for "Apply")."""
         for spec_name in self.specs:
             st.session_state.pop(self.key(spec_name), None)
         st.session_state.update({self.key(k): v for k, v in self.examples[name].items()})
+        apply.request(self.prefix)
 
     def example_row(self, msg_prefix: str, key_prefix: str) -> None:
         """A row of buttons, each one a ready scenario."""

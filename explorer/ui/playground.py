@@ -84,8 +84,9 @@ def _ub_use(chip: Chip, params: dict) -> None:
 
 
 def controls(chip: Chip, taken: Taken | None = None) -> dict | None:
-    """Show what the page refused, draw the parameter widgets within what it accepts;
-    returns the parameters (None when no tile fits UB)."""
+    """Show what the page refused, draw the parameter widgets within what it accepts (the
+    seed folded under "More options"); returns the parameters and the seed (key "seed"),
+    None when no tile fits UB."""
     rule = rules(chip)
     p, spans, refused = PAGE.settle(rule, taken)
     for exc in refused:
@@ -105,13 +106,14 @@ def controls(chip: Chip, taken: Taken | None = None) -> dict | None:
     tile = _widget("tile", top[2], options=tile_options(span["tile"], p["tile"]),
                    format_func=widgets.pow2_label, extra_help=state.tr(
                        "ui.va.tile_max", fit=fit, buffers=buffer_num, step=step))
-    widgets.number_field(PAGE.specs["seed"], PAGE.key("seed"), Span(
-        0, int(widgets.SEED_SPEC.max)), SEED_LABEL, state.tr("ui.va.seed_help"), bottom[2])
+    with bottom[2].expander(state.tr("apply.more")):  # rarely changed
+        widgets.number_field(PAGE.specs["seed"], PAGE.key("seed"), Span(
+            0, int(widgets.SEED_SPEC.max)), SEED_LABEL, state.tr("ui.va.seed_help"))
     params = {"n": n, "block_dim": block_dim, "tile": tile, "buffer_num": buffer_num,
               "dtype": dtype}
     with top[2]:
         _ub_use(chip, params)
-    return params
+    return {**params, "seed": seed()}
 
 
 def _widget(name: str, where, **kwargs):

@@ -1,5 +1,9 @@
 """What a page shows about one run: key metrics with their definitions, the timeline with
-its view controls, the summary figures, the numerical check and the downloads.
+its view controls, the summary figures with their captions under them, and the long tail
+a kernel page ends with, folded (``show_closing``: a reference figure, the numerical
+check with its verdict as the expander's icon, then the downloads in one row and the
+upload). The kernel pages put the answer first: tiles, timeline, the advisor's top
+finding, then the figures, then that tail.
 
 Everything here reads a cached ``Result`` and cached figures, so changing a view control
 (cores, time window) or the language reruns in a blink without re-emulating. Figures are
@@ -21,7 +25,7 @@ from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
 from explorer.core.metrics import METRIC_DEF_IDS
 from explorer.plots import report, report_figures, values
-from explorer.ui import errors, state, widgets
+from explorer.ui import errors, state, uploads
 from hardware_presets.errors import InputError
 
 KEY_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
@@ -170,26 +174,29 @@ def show_numerics(result: Result) -> None:
 
 def show_downloads(scenario: Scenario, explanation: str = "") -> None:
     """Scenario file, reports (HTML; Markdown + PNG as a zip), Chrome / Perfetto trace and
-    timeline CSV (all but the scenario made on click), and the scenario upload."""
+    timeline CSV in one row (all but the scenario made on click), then the scenario
+    upload, folded."""
     stem, lang = f"{scenario.kernel}_{scenario.preset}", state.language()
-    common = {"on_click": "ignore", "width": "stretch"}
-    st.download_button(state.tr("download.scenario"), scenario.to_toml(),
-                       file_name=f"{stem}.toml", mime="application/toml", key="dl_scenario",
-                       icon=":material/description:", **common)
-    st.download_button(state.tr("report.ui.download_html"), lambda: report.html_report(
+    common = {"on_click": "ignore", "width": "content"}
+    row = st.container(horizontal=True, key="downloads")
+    row.download_button(state.tr("download.scenario"), scenario.to_toml(),
+                        file_name=f"{stem}.toml", mime="application/toml", key="dl_scenario",
+                        icon=":material/description:", **common)
+    row.download_button(state.tr("report.ui.download_html"), lambda: report.html_report(
         state.simulate(scenario), lang, explanation), file_name=f"{stem}_report.html",
         mime="text/html", key="dl_report_html", help=state.tr("report.ui.download_html_help"),
         icon=":material/article:", **common)
-    st.download_button(state.tr("report.ui.download_md"), lambda: report.markdown_zip(
+    row.download_button(state.tr("report.ui.download_md"), lambda: report.markdown_zip(
         state.simulate(scenario), lang, explanation), file_name=f"{stem}_report.zip",
         mime="application/zip", key="dl_report_md", help=state.tr("report.ui.download_md_help"),
         icon=":material/folder_zip:", **common)
-    st.download_button(state.tr("download.trace"), lambda: _trace_json(scenario),
-                       file_name=f"{stem}_trace.json", mime="application/json", key="dl_trace",
-                       help=state.tr("ui.va.trace_help"), icon=":material/timeline:", **common)
-    st.download_button(state.tr("download.csv"), lambda: _timeline_csv(scenario),
-                       file_name=f"{stem}_timeline.csv", mime="text/csv", key="dl_csv",
-                       icon=":material/table:", **common)
+    row.download_button(state.tr("download.trace"), lambda: _trace_json(scenario),
+                        file_name=f"{stem}_trace.json", mime="application/json",
+                        key="dl_trace", help=state.tr("ui.va.trace_help"),
+                        icon=":material/timeline:", **common)
+    row.download_button(state.tr("download.csv"), lambda: _timeline_csv(scenario),
+                        file_name=f"{stem}_timeline.csv", mime="text/csv", key="dl_csv",
+                        icon=":material/table:", **common)
     show_upload(scenario.kernel)
 
 
@@ -284,10 +291,12 @@ def _on_upload(kernel: str) -> None:
 def show_upload(kernel: str) -> None:
     """The upload box, and the outcome of the last upload (shown once)."""
     with st.expander(state.tr("report.ui.load"), icon=":material/upload_file:"):
-        st.file_uploader(state.tr("report.ui.file"), type=["toml", "json", "html"],
-                         key=UPLOAD_KEY, on_change=_on_upload, args=(kernel,),
-                         help=state.tr("report.ui.file_help"),
-                         max_upload_size=widgets.upload_limit_mb(REPORT_MAX_BYTES))
+        uploads.uploader(st, "report.ui.file", ("toml", "json", "html"), UPLOAD_KEY,
+                         max_bytes=REPORT_MAX_BYTES, help_id="report.ui.file_help",
+                         limit=state.tr("uploads.limit_report",
+                                        scenario=uploads.size_text(SCENARIO_MAX_BYTES),
+                                        report=uploads.size_text(REPORT_MAX_BYTES)),
+                         on_change=_on_upload, args=(kernel,))
     outcome = st.session_state.pop(_OUTCOME, None)
     if isinstance(outcome, InputError):
         errors.show(outcome, state.language())
@@ -296,14 +305,21 @@ def show_upload(kernel: str) -> None:
                    icon=":material/check_circle:")
 
 
-def show_closing(scenario: Scenario, result: Result, left_figure: Callable[[], None],
-                 numerics: Callable[[Result], None], widths=(1, 1)) -> None:
-    """A figure beside the numerical check and the downloads: how a kernel page ends."""
-    left, right = st.columns(list(widths))
-    with left:
-        left_figure()
-    with right:
-        st.subheader(state.tr("ui.va.numerics"))
+def show_check_folded(result: Result, numerics: Callable[[Result], None],
+                      passed: bool | None = None) -> None:
+    """The numerical check, folded under its title with its verdict as the icon (open
+    when it failed: that is news)."""
+    passed = result.numerics.passed if passed is None else passed
+    with st.expander(state.tr("ui.va.numerics"), expanded=not passed,
+                     icon=":material/check_circle:" if passed else ":material/cancel:"):
         numerics(result)
-        st.subheader(state.tr("ui.va.downloads"))
-        show_downloads(scenario)
+
+
+def show_closing(scenario: Scenario, result: Result, figure: Callable[[], None],
+                 numerics: Callable[[Result], None], label_id: str = "apply.roofline") -> None:
+    """How a kernel page ends, the long tail folded: a reference figure (the roofline,
+    ``label_id`` its expander's title), the numerical check, then the downloads."""
+    with st.expander(state.tr(label_id), icon=":material/show_chart:"):
+        figure()
+    show_check_folded(result, numerics)
+    show_downloads(scenario)

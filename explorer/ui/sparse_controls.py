@@ -72,8 +72,9 @@ EXAMPLES = {
 }
 
 
-PAGE = PageParams("sa.", SPECS, UI_DEFAULTS, EXAMPLES)  # session keys sa.sparse, sa.batch...
-key, value, take_url = PAGE.key, PAGE.value, PAGE.take_url
+PREFIX = "sa."  # session keys of this page's values: sa.sparse, sa.batch, ...
+PAGE = PageParams(PREFIX, SPECS, UI_DEFAULTS, EXAMPLES)
+key, value, take = PAGE.key, PAGE.value, PAGE.take
 
 
 def label_id(name: str) -> str:
@@ -121,26 +122,36 @@ def _float(name: str, where, step: float):
         **state.bound(key(name), value(name)))
 
 
+def _more(where):
+    """The rarely changed widgets of a group, folded under "More options"."""
+    return where.expander(state.tr("apply.more"))
+
+
 def _policy(where) -> dict:
-    """Policy, keep ratio, sinks, window, Quest's page size, compression interval."""
+    """Policy and keep ratio; the sinks, window, Quest's page size and the compression
+    interval folded."""
     where.markdown(f"**{state.tr('ui.sparse.group.policy')}**")
     lang = state.language()
     p = {"sparse": _widget("sparse", where, format_func=lambda x: policy_name(x, lang))}
     p["keep_ratio"] = _float("keep_ratio", where, 0.05)
-    for name in POLICY[2:]:
-        p[name] = _widget(name, where)
+    with _more(where):
+        for name in POLICY[2:]:
+            p[name] = _widget(name, st)
     return p
 
 
 def _workload(p: dict, where) -> dict:
-    """The decode step the time and bytes are emulated on."""
+    """The decode step the time and bytes are emulated on: model, batch and mean length;
+    the distribution, max length and KV precision folded."""
     where.markdown(f"**{state.tr('ui.sparse.group.workload')}**")
     p["model"] = _widget("model", where, format_func=lambda n: load_model(n).display_name)
     p["batch"] = _widget("batch", where)
-    p["distribution"] = _widget("distribution", where,
-                                format_func=labels(CHOICE_IDS["distribution"]))
-    for name in ("mean_len", "max_len", "kv_dtype"):
-        p[name] = _widget(name, where)
+    p["mean_len"] = _widget("mean_len", where)
+    with _more(where):
+        p["distribution"] = _widget("distribution", st,
+                                    format_func=labels(CHOICE_IDS["distribution"]))
+        for name in ("max_len", "kv_dtype"):
+            p[name] = _widget(name, st)
     return p
 
 
@@ -161,10 +172,10 @@ def _data(p: dict, where) -> dict:
     p["source"] = _widget("source", where, format_func=labels(SOURCE_IDS))
     if p["source"] == "upload":
         p.update({k: value(k) for k in KNOBS})
-        p["upload"] = where.file_uploader(
-            state.tr("ui.sparse.upload"), type=["npz"], key="sa_upload",
-            help=state.tr("ui.sparse.upload_help", mib=sd.MAX_FILE_BYTES >> 20),
-            max_upload_size=widgets.upload_limit_mb(sd.MAX_FILE_BYTES))
+        from explorer.ui import uploads  # (here: the rest of this module is edited elsewhere)
+        p["upload"] = uploads.uploader(
+            where, "ui.sparse.upload", ("npz",), "sa_upload", max_bytes=sd.MAX_FILE_BYTES,
+            help_id="ui.sparse.upload_help", help_values={"mib": sd.MAX_FILE_BYTES >> 20})
         return p
     for name in MAIN_KNOBS:
         p[name] = _knob_widget(name, where)

@@ -9,6 +9,8 @@ file id or the scenario), so a view change reruns in a blink.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -161,9 +163,11 @@ def show_accuracy(p: dict, found: tuple[str, sd.SparseInputs]) -> None:
     st.dataframe(_display(summary, p["keep_ratio"]), hide_index=True, width="stretch")
 
 
-def show_kept(p: dict, found: tuple[str, sd.SparseInputs]) -> float:
-    """The heat map of kept tokens for one head and the norm / attention scatter; returns
-    the measured rank correlation of key norm and attention."""
+def show_kept(p: dict, found: tuple[str, sd.SparseInputs],
+              explain_relation: Callable[[float], None]) -> float:
+    """The heat map of kept tokens for one head, and the norm / attention scatter with what
+    the relation means beside it (``explain_relation(rho)``); returns the measured rank
+    correlation of key norm and attention."""
     data_key, data = found
     head = controls.head_slider(data.kv_heads)
     lang = state.language()
@@ -172,7 +176,11 @@ def show_kept(p: dict, found: tuple[str, sd.SparseInputs]) -> float:
                   key="sa_kept")
     st.caption(state.tr("ui.sparse.caption.kept", head=head))
     norms, probs, rho = norm_relation(data_key, data, head)
-    run_view.show(sp.norm_figure(norms, probs, lang, rho), key="sa_norm")
+    figure, words = st.columns(2, vertical_alignment="center")
+    with figure:
+        run_view.show(sp.norm_figure(norms, probs, lang, rho), key="sa_norm")
+    with words:
+        explain_relation(rho)
     return rho
 
 
@@ -205,14 +213,19 @@ def _metric(column, label_id: str, text: str, help_id: str, **values) -> None:
     column.metric(state.tr(label_id), text, border=True, help=state.tr(help_id, **values))
 
 
-def show_memory(s: SparseStep) -> None:
-    """Dense, stored and read KV bytes of the whole model and batch."""
+def show_memory(s: SparseStep, where=st) -> None:
+    """Dense, stored and read KV bytes of the whole model and batch, as tiles."""
     b = s.bytes
-    row = st.columns(3)
+    row = where.columns(3)
     for column, (name, (label_id, help_id)) in zip(row, BYTES_IDS.items()):
         size = getattr(b, name)
         _metric(column, label_id, format_bytes(size), help_id,
                 share=f"{size / b.dense:.1%}" if b.dense else "—")
+
+
+def show_memory_figure(s: SparseStep) -> None:
+    """The three byte counts as bars."""
+    b = s.bytes
     parts = {"dense": b.dense, "stored": b.stored, "read": b.read}
     run_view.show(sp.memory_figure(parts, state.language()), key="sa_memory")
 
@@ -221,9 +234,9 @@ def _never(steps: float) -> str:
     return state.tr("ui.sparse.never") if not np.isfinite(steps) else f"{steps:,.1f}"
 
 
-def show_time(s: SparseStep) -> None:
-    """Dense, sparse and amortised step, the compression and its break-even."""
-    row = st.columns(4)
+def show_time(s: SparseStep, where=st) -> None:
+    """Dense, sparse and amortised step, the compression and its break-even, as tiles."""
+    row = where.columns(4)
     _metric(row[0], "ui.sparse.time.dense", f"{s.dense.step_ns / 1e6:,.3f} ms",
             "ui.sparse.time.dense_help", layers=s.dense.layers)
     _metric(row[1], "ui.sparse.time.sparse", f"{s.sparse.step_ns / 1e6:,.3f} ms",
@@ -233,6 +246,10 @@ def show_time(s: SparseStep) -> None:
     _metric(row[3], "ui.sparse.time.break_even", _never(s.break_even_steps),
             "ui.sparse.time.break_even_help", us=f"{s.compress_ns / 1e3:,.1f}",
             layers=s.sparse.layers)
+
+
+def show_time_figure(s: SparseStep) -> None:
+    """Dense against sparse step time, with the amortised compression on top."""
     share = s.sparse.layers * s.compress_ns / s.compress_every
     run_view.show(sp.time_figure(s.dense.step_ns, s.sparse.step_ns, share, state.language()),
                   key="sa_time")
@@ -255,9 +272,8 @@ def show_compression(sc: Scenario, s: SparseStep) -> None:
 
 
 def show_check(sc: Scenario, s: SparseStep) -> None:
-    """The sparse run's numerical check (its notes say what it covers) and downloads of
-    the sparse scenario."""
-    st.subheader(state.tr("ui.va.numerics"))
-    decode_view.show_numerics(s.sparse)
-    with st.expander(state.tr("ui.va.downloads")):
-        run_view.show_downloads(sc)
+    """The sparse run's numerical check (its notes say what it covers), folded, and the
+    downloads of the sparse scenario."""
+    run_view.show_check_folded(s.sparse, decode_view.show_numerics,
+                               s.sparse.result.numerics.passed)
+    run_view.show_downloads(sc)

@@ -24,7 +24,7 @@ from explorer.ui import state, widgets
 from explorer.ui.kernel_pages import names as kernel_names
 from explorer.ui.kernel_pages import page_of
 from hardware_presets import FIELDS
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 PREFIX = "sw."  # session keys of this page's values
 METRIC_CHOICES = tuple(m for m in METRICS if m != "bound")
@@ -151,7 +151,8 @@ def take_url() -> list[InputError]:
     for name, text in found.items():
         options = {"kernel": kernel_names(), "metric": METRIC_CHOICES, "chart": CHARTS}.get(name)
         if name not in URL_NAMES or (options and text not in options):
-            refused.append(InputError(name, text, "one of " + ", ".join(options or URL_NAMES)))
+            refused.append(InputError(name, text, Phrase(
+                "refusal.one_of", options=", ".join(options or URL_NAMES))))
         elif name in ("xv", "yv"):
             kernel = found.get("kernel", value("kernel", kernel_names()[0]))
             knob = found.get(name[0]) or (_first(kernel)[0] if name == "xv" else NONE)

@@ -110,13 +110,13 @@ def _ratios(o: Outcome) -> str:
 
 
 def cases_table(done: tuple[Outcome, ...]) -> pd.DataFrame:
-    """One row per case, columns in the session's language."""
-    yes, no = state.tr("validation.yes"), state.tr("validation.no")
+    """One row per case, columns in the session's language (the source as published)."""
+    yes, no, lang = state.tr("validation.yes"), state.tr("validation.no"), state.language()
     rows = [{"case": o.case.id, "group": group_name(o.case.group), "preset": o.case.preset,
              "published": _time(o.case.published_us), "emulated": _time(o.emulated_us),
              "error": round(100 * o.error, 1), "tolerance": round(100 * o.case.tolerance, 1),
              "within": yes if o.ok else no, "ratios": _ratios(o), "source": o.case.source,
-             "chip": o.case.chip_note, "method": o.case.method} for o in done]
+             **dict(zip(("chip", "method"), o.case.described(lang)))} for o in done]
     table = pd.DataFrame(rows, columns=["case", "group", "preset", "published", "emulated",
                                         "error", "tolerance", "within", "ratios", "source",
                                         "chip", "method"])

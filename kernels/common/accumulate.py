@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.formats import UNIT_ROUNDOFF, gamma
 from kernels.common.precision import FLOAT_FORMATS, format_of, round_to
 
@@ -34,13 +34,13 @@ _F16, _F32, _F64 = np.float16, np.float32, np.float64
 
 def _check_strategy(strategy: str, field: str = "accumulation strategy") -> None:
     if strategy not in STRATEGIES:
-        raise InputError(field, strategy, "one of " + ", ".join(STRATEGIES))
+        raise InputError(field, strategy, Phrase("refusal.one_of", options=", ".join(STRATEGIES)))
 
 
 def _to_fp32(values) -> np.ndarray:
     x = np.asarray(values)
     if x.dtype.kind not in "fiub" and x.dtype.name != "bfloat16":
-        raise InputError("values", str(x.dtype), "an array of real numbers")
+        raise InputError("values", str(x.dtype), Phrase("refusal.real_array"))
     with np.errstate(over="ignore"):
         return x.astype(_F32)
 
@@ -123,9 +123,9 @@ def sum_sequence(values, strategy: str, *, axis: int = 0) -> np.ndarray:
     _check_strategy(strategy)
     x = _to_fp32(values)
     if x.ndim == 0:
-        raise InputError("values", "a scalar", "an array with at least one dimension")
+        raise InputError("values", Phrase("refusal.value.scalar"), Phrase("refusal.array_dims"))
     if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
-        raise InputError("axis", axis, f"an integer in [{-x.ndim}, {x.ndim - 1}]")
+        raise InputError("axis", axis, Phrase("refusal.axis", low=-x.ndim, high=x.ndim - 1))
     x = np.moveaxis(x, axis, 0)
     if x.shape[0] == 0:
         return np.zeros(x.shape[1:], _F64)
@@ -173,14 +173,15 @@ def gemm_k_loop(A, B, *, compute: str = "fp16", accumulate: str = "fp32",
     """
     _check_strategy(accumulate, "accumulate")
     if format_of(compute).kind != "float":
-        raise InputError("compute", compute, "a float format: " + ", ".join(FLOAT_FORMATS),
-                         hint="quantize int8/int4 data and dequantize it first")
+        raise InputError("compute", compute, Phrase("refusal.float_format",
+                                                    names=", ".join(FLOAT_FORMATS)),
+                         hint=Phrase("refusal.hint.dequantize_first"))
     if isinstance(base_k, bool) or not isinstance(base_k, (int, np.integer)) or base_k < 1:
-        raise InputError("base_k", base_k, "a whole number >= 1")
+        raise InputError("base_k", base_k, Phrase("refusal.whole_at_least_1"))
     a, b = round_to(A, compute), round_to(B, compute)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise InputError("A, B shapes", (a.shape, b.shape),
-                         "A [M, K] and B [K, N] with the same K")
+                         Phrase("refusal.shapes.ab"))
     acc = Accumulator(accumulate, (a.shape[0], b.shape[1]))
     with np.errstate(over="ignore", invalid="ignore"):
         for k0 in range(0, a.shape[1], base_k):
@@ -244,9 +245,9 @@ def bounds(n, u: float) -> tuple[np.ndarray, np.ndarray]:
     sqrt(n) u with high probability). Both relative to sum |x_i|."""
     n = np.asarray(n, _F64)
     if np.any(~np.isfinite(n)) or np.any(n < 0):
-        raise InputError("n", "negative or non-finite", "term counts >= 0")
+        raise InputError("n", Phrase("refusal.value.negative"), Phrase("refusal.term_counts"))
     if not np.isfinite(u) or u < 0:
-        raise InputError("u", u, "a unit roundoff >= 0")
+        raise InputError("u", u, Phrase("refusal.unit_roundoff"))
     return n * u, np.sqrt(n) * u
 
 

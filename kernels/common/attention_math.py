@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.accumulate import STRATEGIES, gemm_k_loop, strategy_unit, sum_sequence
 from kernels.common.formats import SUBNORMAL_ERROR, gamma
 from kernels.common.precision import FLOAT_FORMATS, FORMATS, format_of, quantize, round_to
@@ -39,7 +39,8 @@ def stored_kv(x, kv_format: str = "fp16", granularity: str = "token",
     column of d, tensor, group: ``group_size`` along d) and dequantized."""
     fmt = format_of(kv_format)
     if granularity not in KV_GRANULARITIES:
-        raise InputError("KV granularity", granularity, "one of " + ", ".join(KV_GRANULARITIES))
+        raise InputError("KV granularity", granularity,
+                         Phrase("refusal.one_of", options=", ".join(KV_GRANULARITIES)))
     x = np.asarray(x, np.float64)
     if fmt.kind == "float":
         return round_to(x, kv_format)
@@ -50,19 +51,21 @@ def stored_kv(x, kv_format: str = "fp16", granularity: str = "token",
 def _check(q, K, V, compute: str, accumulate: str):
     """Validated float64 (q [heads, d], K [tokens, d], V [tokens, dv])."""
     if format_of(compute).kind != "float":
-        raise InputError("compute", compute, "a float format: " + ", ".join(FLOAT_FORMATS))
+        raise InputError("compute", compute,
+                         Phrase("refusal.float_format", names=", ".join(FLOAT_FORMATS)))
     if accumulate not in STRATEGIES:
-        raise InputError("accumulate", accumulate, "one of " + ", ".join(STRATEGIES))
+        raise InputError("accumulate", accumulate,
+                         Phrase("refusal.one_of", options=", ".join(STRATEGIES)))
     q, K, V = (np.asarray(a, np.float64) for a in (q, K, V))
     q = q[None, :] if q.ndim == 1 else q
     ok = (q.ndim == 2 and K.ndim == 2 and V.ndim == 2 and q.shape[1] == K.shape[1]
           and K.shape[0] == V.shape[0] and min(q.shape + K.shape + V.shape) > 0)
     if not ok:
         raise InputError("q, K, V shapes", (q.shape, K.shape, V.shape),
-                         "q [heads, d], K [tokens, d], V [tokens, dv], all non-empty")
+                         Phrase("refusal.shapes.qkv"))
     for name, a in (("q", q), ("K", K), ("V", V)):
         if not np.all(np.isfinite(a)):
-            raise InputError(name, "non-finite values", "finite values")
+            raise InputError(name, Phrase("refusal.value.non_finite"), Phrase("refusal.finite"))
     return q, K, V
 
 

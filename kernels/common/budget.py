@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 INSTRUCTIONS_ENV = "EXPLORER_MAX_INSTRUCTIONS"
 ARRAY_BYTES_ENV = "EXPLORER_MAX_ARRAY_BYTES"
@@ -37,7 +37,7 @@ def _env_int(name: str, default: int) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise InputError(name, text, "a whole number of at least 1 (environment setting)")
+        raise InputError(name, text, Phrase("refusal.env_whole"))
     return value
 
 
@@ -52,9 +52,9 @@ def default_instruction_cap() -> int:
     return _env_int(INSTRUCTIONS_ENV, array_bytes_budget() // BYTES_PER_INSTRUCTION)
 
 
-def instruction_limit_text(cap: int) -> str:
+def instruction_limit_text(cap: int) -> Phrase:
     """The 'allowed' part of a refusal of field "instructions"."""
-    return f"at most {cap:,} per program ({INSTRUCTIONS_ENV})"
+    return Phrase("refusal.instructions", cap=f"{cap:,}", env=INSTRUCTIONS_ENV)
 
 
 def check_array_bytes(nbytes: int, field: str, value: object, what: str,
@@ -62,6 +62,6 @@ def check_array_bytes(nbytes: int, field: str, value: object, what: str,
     """Refuse ``field = value`` when the ``what`` it implies needs more than the budget."""
     budget = array_bytes_budget()
     if nbytes > budget:
-        raise InputError(field, value, f"a value whose {what} fits the array budget: it "
-                         f"needs {nbytes:,} bytes, at most {budget:,} are allowed "
-                         f"({ARRAY_BYTES_ENV})", hint)
+        raise InputError(field, value, Phrase("refusal.array_budget", what=what,
+                                              need=f"{nbytes:,}", budget=f"{budget:,}",
+                                              env=ARRAY_BYTES_ENV), hint)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 #: explicit mantissa bits of hf32, the cube's reduced-precision fp32 mode (``SetHF32Mode``)
 HF32_MANTISSA_BITS = 11
@@ -119,7 +119,8 @@ def format_of(name: str, table: dict[str, Format] = FORMATS) -> Format:
     try:
         return table[name]
     except (KeyError, TypeError):
-        raise InputError("format", name, "one of " + ", ".join(table)) from None
+        raise InputError("format", name, Phrase("refusal.one_of", options=", ".join(table))) \
+            from None
 
 
 def chip_formats(chip) -> dict[str, tuple[str, ...]]:

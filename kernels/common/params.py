@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 #: longest text a parameter takes (a decode "lengths" list of 4096 numbers fits)
 MAX_TEXT = 65_536
@@ -27,16 +27,17 @@ class ParamSpec:
     unit: str = ""
     log_scale: bool = False  # widgets step in powers of two
 
-    def allowed(self) -> str:
+    def allowed(self) -> Phrase:
+        """What the parameter takes, in words (a `Phrase` a page translates)."""
         if self.choices is not None:
-            return "one of " + ", ".join(map(str, self.choices))
+            return Phrase("refusal.one_of", options=", ".join(map(str, self.choices)))
         if self.kind is bool:
-            return "true or false"
+            return Phrase("refusal.true_false")
         if self.kind is str:
-            return f"a text of at most {MAX_TEXT:,} characters"
+            return Phrase("refusal.text_at_most", limit=f"{MAX_TEXT:,}")
         if self.kind is int:
-            return f"an integer from {int(self.min)} to {int(self.max)}"
-        return f"a number from {self.min:g} to {self.max:g}"
+            return Phrase("refusal.int_range", low=int(self.min), high=int(self.max))
+        return Phrase("refusal.number_range", low=f"{self.min:g}", high=f"{self.max:g}")
 
     def check(self, value: object, where: str = "params") -> object:
         """The value converted to this parameter's type, or an InputError naming it."""
@@ -58,8 +59,8 @@ class ParamSpec:
         if isinstance(value, (bool, np.bool_)):
             raise InputError(field, value, self.allowed())
         if isinstance(value, str) and len(value) > MAX_TEXT:
-            raise InputError(field, value, f"a text of at most {MAX_TEXT:,} characters; "
-                             + self.allowed())
+            raise InputError(field, value, Phrase("refusal.params.text_then",
+                                                  limit=f"{MAX_TEXT:,}", allowed=self.allowed()))
         if self.kind is str:
             if isinstance(value, str) or isinstance(value, numbers.Real) and \
                     abs(value) < 2 ** 63:  # a file's lengths = 512; never a huge int's str
@@ -74,7 +75,8 @@ class ParamSpec:
         if self.kind is float:
             return _number(number, field, self.allowed())
         if isinstance(number, float) and not number.is_integer():
-            raise InputError(field, value, "a whole number; " + self.allowed())
+            raise InputError(field, value, Phrase("refusal.params.whole_then",
+                                                  allowed=self.allowed()))
         return int(number)
 
 
@@ -95,7 +97,8 @@ def _number(value: object, field: str, allowed: str) -> int | float:
     return number
 
 
-#: a parameter's chip-dependent largest value and what it counts ("vector cores of ...")
+#: a parameter's chip-dependent largest value and what it counts ("vector cores of ...",
+#: a `Phrase`)
 Limit = tuple[int, str]
 
 
@@ -111,7 +114,7 @@ def validate_params(specs: tuple[ParamSpec, ...], params: Mapping[str, object],
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise InputError(f"{where}.{unknown[0]}", params[unknown[0]],
-                         "a parameter of this kernel: " + ", ".join(known))
+                         Phrase("refusal.params.unknown", names=", ".join(known)))
     limits = limits or {}
     return {s.name: _checked(s, params.get(s.name, s.default), where, limits.get(s.name))
             for s in specs}
@@ -125,4 +128,5 @@ def _checked(spec: ParamSpec, value: object, where: str, limit: Limit | None) ->
     try:
         return replace(spec, max=most).check(value, where)
     except InputError as exc:
-        raise InputError(exc.field, exc.value, f"{int(spec.min)} to {most} ({what})") from None
+        raise InputError(exc.field, exc.value, Phrase("refusal.params.limit", low=int(spec.min),
+                                                      high=most, what=what)) from None

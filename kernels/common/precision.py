@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common import formats as _formats
 from kernels.common.formats import Format, chip_formats
 
@@ -54,12 +54,12 @@ def round_to(x, name: str) -> np.ndarray:
     hf32 rounds to fp32 first, as the hardware converts fp32 data."""
     fmt = format_of(name)
     if fmt.kind != "float":
-        raise InputError("format", name, "a float format: " + ", ".join(FLOAT_FORMATS),
-                         hint=f"{name} values are codes with a scale: use quantize(x, "
-                              f"fmt={name!r}) and Quantized.dequantize()")
+        raise InputError("format", name, Phrase("refusal.float_format",
+                                                names=", ".join(FLOAT_FORMATS)),
+                         hint=Phrase("refusal.hint.quantize_codes", fmt=name, name=repr(name)))
     x = np.asarray(x)
     if x.dtype.kind not in "fiub" and x.dtype.name != "bfloat16":
-        raise InputError("x", str(x.dtype), "an array of real numbers")
+        raise InputError("x", str(x.dtype), Phrase("refusal.real_array"))
     if x.dtype.kind in "iub":
         x = x.astype(np.float64)
     return _formats.round_to(x, name).astype(np.float64)
@@ -112,7 +112,7 @@ class Quantized:
 
 def _check_choice(field: str, value, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise InputError(field, value, "one of " + ", ".join(allowed))
+        raise InputError(field, value, Phrase("refusal.one_of", options=", ".join(allowed)))
 
 
 def _divisors(n: int, limit: int = 12) -> str:
@@ -128,20 +128,20 @@ def _check_quantize(x: np.ndarray, fmt: str, scheme: str, granularity: str, axis
     _check_choice("quantization scheme", scheme, SCHEMES)
     _check_choice("quantization granularity", granularity, GRANULARITIES)
     if x.size == 0 or x.ndim == 0:
-        raise InputError("x", x.shape, "an array with at least one dimension and element")
+        raise InputError("x", x.shape, Phrase("refusal.array_nonempty"))
     if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
-        raise InputError("axis", axis, f"an integer in [{-x.ndim}, {x.ndim - 1}] for an "
-                                       f"array of shape {x.shape}")
+        raise InputError("axis", axis, Phrase("refusal.axis_of", low=-x.ndim, high=x.ndim - 1,
+                                              shape=x.shape))
     axis = int(axis) % x.ndim
     if granularity == "group":
         n = x.shape[axis]
         if not isinstance(group_size, (int, np.integer)) or group_size < 1 or n % group_size:
             raise InputError("group_size", group_size,
-                             f"a divisor of the axis length {n}: {_divisors(n)}",
-                             hint="groups are contiguous and must tile the axis exactly")
+                             Phrase("refusal.divisor_of_axis", n=n, divisors=_divisors(n)),
+                             hint=Phrase("refusal.hint.tile_groups"))
     if not np.all(np.isfinite(x)):
-        raise InputError("x", "non-finite values (inf or nan)",
-                         "finite values: a scale cannot cover inf or nan")
+        raise InputError("x", Phrase("refusal.value.non_finite_inf"),
+                         Phrase("refusal.finite_scale"))
     return axis
 
 
@@ -209,7 +209,7 @@ def quantize(x, fmt: str = "int8", scheme: str = "symmetric", granularity: str =
     """
     x = np.asarray(x)
     if x.dtype.kind not in "fiub" and x.dtype.name != "bfloat16":
-        raise InputError("x", str(x.dtype), "an array of real numbers")
+        raise InputError("x", str(x.dtype), Phrase("refusal.real_array"))
     x = x.astype(np.float64)
     axis = _check_quantize(x, fmt, scheme, granularity, axis, group_size)
     bits = FORMATS[fmt].bits
@@ -243,6 +243,6 @@ def require(chip, fmt: str, unit: str = "cube") -> None:
     allowed = chip_formats(chip)[unit]
     if fmt not in allowed:
         name = getattr(chip, "display_name", None) or chip.name
-        raise InputError(f"{name} {unit} format", fmt, "one of " + ", ".join(allowed),
-                         hint=f"the {name} {unit} unit has no {fmt} mode; choose another "
-                              f"format or a chip that offers it")
+        raise InputError(f"{name} {unit} format", fmt,
+                         Phrase("refusal.one_of", options=", ".join(allowed)),
+                         hint=Phrase("refusal.hint.unit_format", chip=name, unit=unit, fmt=fmt))

@@ -14,7 +14,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.formats import FORMATS
 
@@ -184,7 +184,7 @@ class ProgramBuilder:
         field is empty, e.g. a concat with nothing cached yet)."""
         shape = np.broadcast_shapes(*(np.shape(v) for v in fields.values()))
         size = int(np.prod(shape))
-        self.reserve(size, "use larger tiles or a smaller problem")
+        self.reserve(size, Phrase("refusal.hint.larger_tiles"))
         chunk = {}
         for name, (dtype, default) in COLUMNS.items():
             value = fields.get(name, default)
@@ -200,7 +200,7 @@ class ProgramBuilder:
         """Intern an op label such as "CopyIn x" (kept once, referenced by index)."""
         if label not in self._ops and len(self._ops) > np.iinfo(np.int16).max:
             raise InputError("op labels", len(self._ops) + 1,
-                             f"at most {np.iinfo(np.int16).max + 1} distinct per program")
+                             Phrase("refusal.op_labels", n=np.iinfo(np.int16).max + 1))
         return self._ops.setdefault(label, len(self._ops))
 
     def transfer(self, core, pipe: Pipe, label: str, src: Level, dst: Level, nbytes, seq,
@@ -287,8 +287,8 @@ def _narrow(name: str, value, dtype) -> np.ndarray:
         low, high = int(arr.min()), int(arr.max())
         if low < limits.min or high > limits.max:
             raise InputError(f"instruction {name}", high if high > limits.max else low,
-                             f"{limits.min} to {limits.max}",
-                             "use larger tiles or a smaller problem")
+                             Phrase("refusal.range", low=limits.min, high=limits.max),
+                             Phrase("refusal.hint.larger_tiles"))
     return np.asarray(arr, dtype=dtype)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.params import ParamSpec
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from kernels.common.tque import iteration_index, previous
@@ -58,7 +58,7 @@ def align_elems(chip: Chip, dtype: str) -> int:
 
 def require_multiple(field: str, value: int, step: int, why: str) -> None:
     if value % step:
-        raise InputError(field, value, f"a multiple of {step} ({why})")
+        raise InputError(field, value, Phrase("refusal.rows.multiple", step=step, why=why))
 
 
 # ---- what a kernel states ----------------------------------------------------------------
@@ -141,12 +141,12 @@ def vector_cores(chip: Chip, block_dim: int, cores: Sequence[int] | None = None
     if cores is not None:
         bad = [c for c in cores if c not in ids]
         if bad or not cores:
-            raise InputError("cores", list(cores), f"vector core ids of {chip.display_name}: "
-                             f"{ids[0]}..{ids[-1]}")
+            raise InputError("cores", list(cores), Phrase(
+                "refusal.rows.core_ids", chip=chip.display_name, first=ids[0], last=ids[-1]))
         return tuple(int(c) for c in cores)
     if not 0 <= block_dim <= len(ids):
         raise InputError("params.block_dim", block_dim,
-                         f"0 (all) or 1 to {len(ids)} (vector cores of {chip.display_name})")
+                         Phrase("refusal.rows.block_dim", n=len(ids), chip=chip.display_name))
     return ids[:block_dim or None]
 
 
@@ -189,12 +189,10 @@ def check_fits(chip: Chip, op: RowOp, tile_rows: int, tile_cols: int, buffer_num
     UB size and what the tile needs."""
     need = op.ub_bytes(tile_rows, tile_cols, buffer_num)
     if tile_cols <= 0 or need > chip.ub_bytes:
-        raise InputError(field, value,
-                         f"a tile whose {len(op.inputs) + len(op.outputs)} queues x "
-                         f"{buffer_num} buffers, fp32 scratch and resident data fit the "
-                         f"{chip.ub_bytes:,}-byte UB of {chip.display_name} (a tile of "
-                         f"{tile_rows} x {max(tile_cols, 0)} elements needs {need:,.0f} "
-                         "bytes): use fewer rows or columns per tile, or buffer_num = 1")
+        raise InputError(field, value, Phrase(
+            "refusal.rows.fits_ub", queues=len(op.inputs) + len(op.outputs), buffers=buffer_num,
+            ub=f"{chip.ub_bytes:,}", chip=chip.display_name, rows=tile_rows,
+            cols=max(tile_cols, 0), need=f"{need:,.0f}"))
 
 
 def ub_share(chip: Chip, op: RowOp, tiles: Tiles) -> float:
@@ -237,7 +235,7 @@ def emit(b: ProgramBuilder, op: RowOp, tiles: Tiles, nxt: int, *,
          regions: Mapping[str, int | np.ndarray] | None = None) -> int:
     """Emit ``op`` over ``tiles`` with every seq >= ``nxt``; returns the next free seq."""
     regions = dict(regions or {})
-    b.reserve(instruction_count(op, tiles), "use more rows or columns per tile")
+    b.reserve(instruction_count(op, tiles), Phrase("refusal.hint.rows_cols"))
     slot = tiles.slots()
     cores = np.asarray(tiles.cores, np.int64)[slot]
     iters = iteration_index(slot)

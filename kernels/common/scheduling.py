@@ -29,7 +29,7 @@ import heapq
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 POLICIES = ("static", "round_robin", "lpt", "cluster_lpt", "dynamic")
 
@@ -43,13 +43,13 @@ def check_tasks(costs, n_cores: int, where: str = "tasks") -> np.ndarray:
     """Costs as float64, refused when empty, not finite or not positive; cores >= 1."""
     costs = np.asarray(costs, dtype=np.float64).ravel()
     if costs.size == 0:
-        raise InputError(where, "no tasks", "at least one task")
+        raise InputError(where, Phrase("refusal.value.no_tasks"), Phrase("refusal.sched.one_task"))
     bad = np.flatnonzero(~np.isfinite(costs) | (costs <= 0))
     if len(bad):
         raise InputError(f"{where}[{int(bad[0])}].cost", float(costs[bad[0]]),
-                         "a positive number of cycles")
+                         Phrase("refusal.sched.cost"))
     if isinstance(n_cores, bool) or not isinstance(n_cores, (int, np.integer)) or n_cores < 1:
-        raise InputError("cores", n_cores, "a whole number of cores, at least 1")
+        raise InputError("cores", n_cores, Phrase("refusal.sched.cores"))
     return costs
 
 
@@ -58,10 +58,10 @@ def assign(costs, n_cores: int, policy: str, *, inter_core_cost: float = 0.0, ke
     """Core slot (0 .. n_cores - 1) of every task under ``policy``."""
     costs = check_tasks(costs, n_cores)
     if policy not in POLICIES:
-        raise InputError("policy", policy, "one of " + ", ".join(POLICIES))
+        raise InputError("policy", policy, Phrase("refusal.one_of", options=", ".join(POLICIES)))
     if inter_core_cost < 0 or dispatch_cost < 0:
         raise InputError("inter_core_cost" if inter_core_cost < 0 else "dispatch_cost",
-                         min(inter_core_cost, dispatch_cost), "0 cycles or more")
+                         min(inter_core_cost, dispatch_cost), Phrase("refusal.sched.nonnegative"))
     tasks = np.arange(len(costs), dtype=np.int64)
     if policy == "static":
         return tasks // -(-len(costs) // n_cores)
@@ -91,9 +91,10 @@ def _cluster_lpt(costs, keys, n_cores, cluster_size, inter_core_cost) -> np.ndar
         keys = np.arange(len(costs))
     keys = np.asarray(keys).ravel()
     if len(keys) != len(costs):
-        raise InputError("keys", f"{len(keys)} keys", f"one per task ({len(costs)})")
+        raise InputError("keys", Phrase("refusal.value.keys", n=len(keys)),
+                         Phrase("refusal.sched.keys", n=len(costs)))
     if isinstance(cluster_size, bool) or not 1 <= int(cluster_size) <= n_cores:
-        raise InputError("cluster_size", cluster_size, f"1 to {n_cores} cores")
+        raise InputError("cluster_size", cluster_size, Phrase("refusal.sched.cluster", n=n_cores))
     first = np.arange(0, n_cores, int(cluster_size))
     size = np.minimum(int(cluster_size), n_cores - first)
     _, group = np.unique(keys, return_inverse=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.cycles import gm_read_cycles
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VClass
 from kernels.common.tque import iteration_index, previous
@@ -59,10 +59,8 @@ def tasks_for(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> Tasks:
 def require_split(chip: Chip) -> None:
     """The cube + vector variant models the AIC/AIV exchange through GM of split chips."""
     if chip.architecture != "split":
-        raise InputError("params.impl", "cube_vector", "vector or split_kv on "
-                         f"{chip.display_name}: cube_vector models 910B's AIC/AIV pair "
-                         "exchanging S and P through GM; coupled chips pass them "
-                         "through L0C/UB/L1 inside one core, which is not modelled")
+        raise InputError("params.impl", "cube_vector", Phrase("refusal.decode.cube_split",
+                                                              chip=chip.display_name))
 
 
 def instruction_count(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> int:

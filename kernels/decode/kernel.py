@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.program import Program, ProgramBuilder
 from kernels.decode import attention as decode_attention
 from kernels.decode import cube as decode_cube
@@ -62,6 +62,11 @@ def check(chip: Chip, params: dict) -> dict:
     return p
 
 
+def _gib(nbytes: float) -> str:
+    """Bytes as a number of GiB, as the decode page writes its sizes (two decimals)."""
+    return f"{nbytes / 2 ** 30:,.2f}"
+
+
 def memory_check(chip: Chip, p: DecodeParams, lengths, layout) -> dict:
     """KV bytes reserved by the layout plus the weights, against HBM; refused unless
     ``allow_overcommit`` (then the result says it does not fit)."""
@@ -72,13 +77,10 @@ def memory_check(chip: Chip, p: DecodeParams, lengths, layout) -> dict:
         per_seq = max(kv["per_sequence_reserved_bytes"])
         room = chip.hbm_bytes - model.weight_bytes(p.weight_dtype)
         fit = max(0, room // per_seq) if room > 0 else 0
-        raise InputError("params.batch", p.batch, f"at most {fit} sequences: KV "
-                         f"{kv['reserved_bytes'] / 1e9:.1f} GB + weights "
-                         f"{model.weight_bytes(p.weight_dtype) / 1e9:.1f} GB exceed the "
-                         f"{chip.hbm_bytes / 1e9:.1f} GB HBM of {chip.display_name}",
-                         hint="Use a smaller batch or context, int8 KV, paged blocks, or "
-                         "allow_overcommit to emulate anyway (one card's share of a "
-                         "multi-card deployment)")
+        raise InputError("params.batch", p.batch, Phrase(
+            "refusal.decode.memory", fit=fit, kv=_gib(kv["reserved_bytes"]),
+            weights=_gib(model.weight_bytes(p.weight_dtype)), hbm=_gib(chip.hbm_bytes),
+            chip=chip.display_name), hint=Phrase("refusal.hint.decode_memory"))
     return kv
 
 
@@ -122,7 +124,7 @@ def build_layers(chip: Chip, params: dict, seed: int, layers: int) -> Program:
     memory_check(chip, p, lengths, layout)
     b = ProgramBuilder(NAME)
     b.reserve(layers * instruction_count(chip, p, lengths) + layers * chip.num_cores,
-              "use larger tiles (tile_tokens), a smaller batch or shorter contexts")
+              Phrase("refusal.hint.decode_tiles"))
     model = p.model_shape
     everyone = np.arange(chip.num_cores)
     nxt = 0

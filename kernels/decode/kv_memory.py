@@ -13,7 +13,7 @@ x element bytes, plus int8 per-token scales); static int8 scales are counted onc
 """
 from __future__ import annotations
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.decode.workload import MAX_LEN, ContiguousLayout, PagedLayout, int_in, lengths_array
 from kernels.models import ModelShape, kv_format
 
@@ -26,7 +26,7 @@ def kv_memory(model: ModelShape, batch: int, lengths, kv_dtype: str = "fp16",
     ``layout`` None means reserving exactly the tokens held. Plain ints, tuples per sequence.
     """
     if not isinstance(model, ModelShape):
-        raise InputError("model", type(model).__name__, "a ModelShape (kernels.models)")
+        raise InputError("model", type(model).__name__, Phrase("refusal.decode.model_shape"))
     lengths = lengths_array(lengths, batch)
     fmt = kv_format(kv_dtype)
     per_token = model.kv_bytes_per_token(fmt.name)
@@ -80,7 +80,7 @@ def max_batch_that_fits(model: ModelShape, chip, context_len: int, kv_dtype: str
     ceil(weights / HBM), ignoring any sharding overhead.
     """
     if not isinstance(model, ModelShape):
-        raise InputError("model", type(model).__name__, "a ModelShape (kernels.models)")
+        raise InputError("model", type(model).__name__, Phrase("refusal.decode.model_shape"))
     context_len = int_in("context_len", context_len, 1, MAX_LEN)
     reserve_bytes = int_in("reserve_bytes", reserve_bytes, 0, 2 ** 62)
     tokens = context_len

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.formats import round_to
 from kernels.common.precision import quantize
 from kernels.decode.workload import ContiguousLayout, PagedLayout
@@ -44,8 +44,9 @@ def poison(dtype) -> np.ndarray:
 
 def _check_range(i: int, t0: int, t1: int, limit: int, what: str) -> None:
     if not 0 <= t0 < t1 <= limit:
-        raise InputError(f"pair {i} positions", (t0, t1), f"0 <= t0 < t1 <= {limit} "
-                         f"({what})", hint="A read past the reserved storage is a kernel bug")
+        raise InputError(f"pair {i} positions", (t0, t1), Phrase(
+            "refusal.decode.positions", limit=limit, what=what),
+            hint=Phrase("refusal.hint.kernel_bug"))
 
 
 class _Cache:
@@ -101,8 +102,8 @@ class PagedCache(_Cache):
         self.blocks = -(-np.asarray(capacity, np.int64) // self.bs)
         if np.any(self.blocks > self.table.shape[1]) or any(
                 np.any(self.table[i, :b] < 0) for i, b in enumerate(self.blocks)):
-            raise InputError("capacity", tuple(capacity), "at most each sequence's length "
-                             "in the layout (its blocks in the block table)")
+            raise InputError("capacity", tuple(capacity),
+                             Phrase("refusal.decode.capacity_layout"))
         self.pool_heads = sorted(set(int(h) for h in heads))
         self.pool_of = np.array([self.pool_heads.index(int(h)) for h in heads], np.int64)
         self.ids = [np.sort(np.concatenate([self.table[i, :self.blocks[i]]
@@ -143,22 +144,23 @@ def build_cache(layout, seqs: Sequence[int], heads: Sequence[int],
     ceil(capacity / block_size) blocks. The pairs must be distinct."""
     if not rows or len(seqs) != len(rows) or len(heads) != len(rows) or \
             len({(int(s), int(h)) for s, h in zip(seqs, heads)}) != len(rows):
-        raise InputError("pairs", len(rows), "one row array per distinct (sequence, head), "
-                         "at least one")
+        raise InputError("pairs", len(rows), Phrase("refusal.decode.pairs"))
     n = np.array([len(r) for r in rows], np.int64)
     cap = n if capacity is None else np.asarray(capacity, np.int64)
     if np.any(cap < n):
-        raise InputError("capacity", tuple(cap), f"at least the rows given {tuple(n)}")
+        raise InputError("capacity", tuple(cap), Phrase("refusal.decode.capacity_rows",
+                                                        rows=tuple(n)))
     width, dtype = rows[0].shape[1], rows[0].dtype
     if isinstance(layout, ContiguousLayout):
         if np.any(cap > layout.max_len):
-            raise InputError("capacity", int(cap.max()), f"at most max_len = {layout.max_len}")
+            raise InputError("capacity", int(cap.max()), Phrase("refusal.decode.capacity_max",
+                                                                max_len=layout.max_len))
         slabs = [np.full((min(layout.max_len, c + tail), width), poison(dtype)) for c in cap]
         for slab, r in zip(slabs, rows):
             slab[:len(r)] = r
         return SlabCache(slabs, n)
     if not isinstance(layout, PagedLayout):
-        raise InputError("layout", type(layout).__name__, "a ContiguousLayout or PagedLayout")
+        raise InputError("layout", type(layout).__name__, Phrase("refusal.decode.layout"))
     cache = PagedCache(layout, seqs, heads, cap, width, dtype)
     for i, r in enumerate(rows):
         if len(r):

@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.scheduling import POLICIES
 from kernels.common.sizes import ceil_div, round_up
@@ -294,23 +294,21 @@ def _resolve_tile(chip: Chip, p: DecodeParams, model: ModelShape) -> int:
     if p.tile_tokens:
         t = p.tile_tokens
         if p.layout == "paged" and p.block_size % t:
-            raise InputError("params.tile_tokens", t, f"a divisor of block_size = "
-                             f"{p.block_size} (a tile may not straddle two blocks)")
+            raise InputError("params.tile_tokens", t, Phrase("refusal.decode.tile_divisor",
+                                                             block_size=p.block_size))
         if not _fits(chip, p, model, t):
             best = next((c for c in _tile_candidates(p) if _fits(chip, p, model, c)), 0)
-            raise InputError("params.tile_tokens", t, f"at most {best} tokens: the buffers of "
-                             f"{p.impl} for {model.display_name} overflow "
-                             f"{_cube_fits(chip, p, model, t) or 'UB'} "
-                             f"({chip.ub_bytes} usable UB bytes)",
-                             hint="Use a smaller tile, BUFFER_NUM 1 or 0 (auto)")
+            raise InputError("params.tile_tokens", t, Phrase(
+                "refusal.decode.tile_fits", best=best, impl=p.impl, model=model.display_name,
+                buffer=_cube_fits(chip, p, model, t) or "UB", ub=chip.ub_bytes),
+                             hint=Phrase("refusal.hint.decode_tile"))
         return t
     for t in _tile_candidates(p):
         if _fits(chip, p, model, t):
             return t
-    raise InputError("params.impl", p.impl, f"buffers that fit {chip.display_name} for "
-                     f"{model.display_name} (head_dim {model.head_dim}, group "
-                     f"{model.gqa_group}); no tile size fits",
-                     hint="Use BUFFER_NUM 1, another implementation or a larger-UB chip")
+    raise InputError("params.impl", p.impl, Phrase(
+        "refusal.decode.no_tile", chip=chip.display_name, model=model.display_name,
+        head_dim=model.head_dim, group=model.gqa_group), hint=Phrase("refusal.hint.decode_impl"))
 
 
 def _resolve_heads(chip: Chip, p: DecodeParams, model: ModelShape) -> int:
@@ -318,10 +316,9 @@ def _resolve_heads(chip: Chip, p: DecodeParams, model: ModelShape) -> int:
         return 1  # one KV head (its GQA group of query rows) per cube task
     fit = heads_that_fit(chip, p, model, p.tile_tokens)
     if p.heads_per_pass > fit:
-        raise InputError("params.heads_per_pass", p.heads_per_pass, f"1 to {fit}: "
-                         f"{p.heads_per_pass} heads x {p.tile_tokens}-token tiles "
-                         f"need more than the {chip.ub_bytes} usable UB bytes",
-                         hint="Use fewer heads per pass, smaller tiles or 0 (auto)")
+        raise InputError("params.heads_per_pass", p.heads_per_pass, Phrase(
+            "refusal.decode.heads", fit=fit, heads=p.heads_per_pass, tile=p.tile_tokens,
+            ub=chip.ub_bytes), hint=Phrase("refusal.hint.decode_heads"))
     return p.heads_per_pass or fit
 
 
@@ -359,7 +356,7 @@ def check_block_dim(chip: Chip, block_dim: int) -> int:
     limit = block_dim_limit(chip)
     if not 0 <= block_dim <= limit:
         raise InputError("params.block_dim", block_dim,
-                         f"0 (all) to {limit} (vector cores of {chip.display_name})")
+                         Phrase("refusal.decode.block_dim", n=limit, chip=chip.display_name))
     return block_dim
 
 
@@ -388,8 +385,8 @@ def check(chip: Chip, params: dict) -> dict:
     check_block_dim(chip, typed.block_dim)
     if typed.impl == "cube_vector" and typed.kv_dtype == "bf16" and \
             "bf16" not in chip.cube_precisions:
-        raise InputError("params.kv_dtype", "bf16", f"fp16 or int8 for the cube on "
-                         f"{chip.display_name} (its cube has no bf16)")
+        raise InputError("params.kv_dtype", "bf16", Phrase("refusal.decode.kv_bf16",
+                                                           chip=chip.display_name))
     typed = _resolve(chip, typed, model)
     _check_phases(typed, model)
     p.update(tile_tokens=typed.tile_tokens, heads_per_pass=typed.heads_per_pass,
@@ -401,17 +398,14 @@ def _check_phases(p: DecodeParams, model: ModelShape) -> None:
     """Refuse phases the model or the sparse policy cannot run."""
     missing = [f for f in LAYER_FIELDS if not getattr(model, f)]
     if p.phases == "layer" and missing:
-        raise InputError("params.phases", "layer", "both, append or attention for "
-                         f"{model.display_name}: its shape does not give "
-                         + ", ".join(missing) + ", which the whole layer needs")
+        raise InputError("params.phases", "layer", Phrase(
+            "refusal.decode.layer_shape", model=model.display_name, missing=", ".join(missing)))
     if p.phases == "layer" and p.weight_dtype not in LAYER_WEIGHT_DTYPES:
-        raise InputError("params.weight_dtype", p.weight_dtype, "one of "
-                         + ", ".join(LAYER_WEIGHT_DTYPES) + " for phases = layer (the "
-                         "emulated linear layers: fp16 / bf16 weights or W8A16)")
+        raise InputError("params.weight_dtype", p.weight_dtype, Phrase(
+            "refusal.decode.layer_weights", options=", ".join(LAYER_WEIGHT_DTYPES)))
     if p.phases == "compress" and p.sparse not in ("norm_high", "norm_low", "h2o", "random"):
-        raise InputError("params.phases", "compress", "both, append or attention for sparse = "
-                         f"{p.sparse}: only evicting policies compress (streaming keeps a "
-                         "ring buffer, Quest evicts nothing, none keeps everything)")
+        raise InputError("params.phases", "compress", Phrase("refusal.decode.compress",
+                                                             policy=p.sparse))
 
 
 def workload(p: dict, rng: np.random.Generator):

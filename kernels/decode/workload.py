@@ -19,7 +19,7 @@ from typing import ClassVar, Self
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import check_array_bytes
 from kernels.common.params import ParamSpec, validate_params
 from kernels.models import KV_DTYPES, WEIGHT_DTYPES, ModelShape, list_models
@@ -58,7 +58,7 @@ def check(params: dict, where: str = "params") -> dict:
         _check_list(lengths, p["batch"], p["max_len"], f"{where}.lengths")
     elif p["mean_len"] > p["max_len"]:
         raise InputError(f"{where}.mean_len", p["mean_len"],
-                         f"an integer from 1 to max_len = {p['max_len']}")
+                         Phrase("refusal.int_range", low=1, high=f"max_len = {p['max_len']}"))
     return p
 
 
@@ -66,11 +66,11 @@ def parse_lengths(text: str, where: str = "lengths") -> tuple[int, ...]:
     """'512, 1024 8192' -> (512, 1024, 8192); commas and/or spaces separate."""
     parts = str(text).replace(",", " ").split()
     if not parts or len(parts) > MAX_BATCH:
-        raise InputError(where, text, f"1 to {MAX_BATCH} whole numbers separated by commas")
+        raise InputError(where, text, Phrase("refusal.decode.list_count", n=MAX_BATCH))
     try:
         return tuple(int(x) for x in parts)
     except ValueError:
-        raise InputError(where, text, "whole numbers of tokens separated by commas") from None
+        raise InputError(where, text, Phrase("refusal.decode.list_numbers")) from None
 
 
 @dataclass(frozen=True)
@@ -124,8 +124,8 @@ def check_block_table(block_size: int, lengths, field: str = "block_size") -> No
     nb = -(-np.asarray(lengths, np.int64) // block_size)
     cells = len(nb) * int(nb.max(initial=0)) + int(nb.sum())
     check_array_bytes(cells * _TABLE_BYTES_PER_BLOCK, field, block_size,
-                      f"block table ({int(nb.sum()):,} blocks of {block_size} tokens)",
-                      hint="Use larger blocks, a smaller batch or shorter contexts")
+                      Phrase("refusal.decode.block_table", blocks=f"{int(nb.sum()):,}",
+                             block_size=block_size), hint=Phrase("refusal.hint.block_table"))
 
 
 # ---- context lengths ---------------------------------------------------------------------
@@ -149,10 +149,10 @@ def context_lengths(distribution: str, batch: int, *, mean: int, max_len: int,
     Randomness only through ``rng``: the same seed gives the same lengths.
     """
     if not isinstance(rng, np.random.Generator):
-        raise InputError("rng", type(rng).__name__, "a numpy.random.Generator "
-                         "(numpy.random.default_rng(seed))")
+        raise InputError("rng", type(rng).__name__, Phrase("refusal.decode.rng"))
     if distribution not in DISTRIBUTIONS:
-        raise InputError("distribution", distribution, "one of " + ", ".join(DISTRIBUTIONS))
+        raise InputError("distribution", distribution,
+                         Phrase("refusal.one_of", options=", ".join(DISTRIBUTIONS)))
     batch = int_in("batch", batch, 1, MAX_BATCH)
     max_len = int_in("max_len", max_len, 1, MAX_LEN)
     if distribution == "list":
@@ -193,16 +193,17 @@ def int_in(field: str, value, lo: int, hi: int, hi_name: str = "") -> int:
     """``value`` as an int in [lo, hi], refused (naming ``field``) otherwise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
             or not lo <= value <= hi:
-        raise InputError(field, value, f"an integer from {lo} to {hi_name}{hi}")
+        raise InputError(field, value, Phrase("refusal.int_range", low=lo, high=f"{hi_name}{hi}"))
     return int(value)
 
 
 def _check_list(lengths, batch: int, max_len: int, where: str) -> np.ndarray:
     if lengths is None or isinstance(lengths, (str, bytes)) or not hasattr(lengths, "__len__"):
-        raise InputError(where, lengths, f"a list of {batch} lengths (one per sequence)")
+        raise InputError(where, lengths, Phrase("refusal.decode.list_of", batch=batch))
     if len(lengths) != batch:
-        raise InputError(where, f"{len(lengths)} lengths", f"exactly batch = {batch} lengths "
-                         "(one per sequence)", hint="Change the batch or the list")
+        raise InputError(where, Phrase("refusal.value.lengths", n=len(lengths)),
+                         Phrase("refusal.decode.list_exact", batch=batch),
+                         hint=Phrase("refusal.hint.batch_or_list"))
     for i, n in enumerate(lengths):
         int_in(f"{where}[{i}]", n, 1, max_len, "max_len = ")
     return np.asarray(lengths, dtype=np.int64)
@@ -212,7 +213,7 @@ def lengths_array(lengths, batch: int | None = None, where: str = "lengths") -> 
     """Lengths as int64, each 1..MAX_LEN, ``batch`` of them when given."""
     arr = np.asarray(lengths)
     if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
-        raise InputError(where, lengths, "a non-empty list of whole numbers of tokens")
+        raise InputError(where, lengths, Phrase("refusal.decode.list_nonempty"))
     n = len(arr) if batch is None else int_in("batch", batch, 1, MAX_BATCH)
     return _check_list(arr, n, MAX_LEN, where)
 
@@ -263,7 +264,8 @@ class PagedLayout:
         object.__setattr__(self, "lengths", tuple(int(n) for n in lengths_array(self.lengths)))
         check_block_table(self.block_size, self.lengths)
         if self.allocation not in ALLOCATIONS:
-            raise InputError("allocation", self.allocation, "one of " + ", ".join(ALLOCATIONS))
+            raise InputError("allocation", self.allocation,
+                             Phrase("refusal.one_of", options=", ".join(ALLOCATIONS)))
         int_in("seed", self.seed, 0, 2 ** 63 - 1)
 
     @property
@@ -286,8 +288,9 @@ class PagedLayout:
         by sequence, position by position (vLLM's slot_mapping for the whole cache)."""
         total = sum(self.lengths)
         if total > MAX_SLOT_TOKENS:
-            raise InputError("tokens in the batch", total, f"at most {MAX_SLOT_TOKENS} for a "
-                             "slot mapping", hint="Use block_table() for larger batches")
+            raise InputError("tokens in the batch", total,
+                             Phrase("refusal.decode.slot_tokens", n=MAX_SLOT_TOKENS),
+                             hint=Phrase("refusal.hint.block_table_api"))
         seq = np.repeat(np.arange(len(self.lengths)), self.lengths)
         pos = np.arange(total) - np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
         blocks = self.block_table()[seq, pos // self.block_size].astype(np.int64)
@@ -296,8 +299,9 @@ class PagedLayout:
     def reserved_tokens(self, lengths=None) -> np.ndarray:
         """Tokens reserved per sequence: whole blocks (lengths must be the layout's own)."""
         if lengths is not None and tuple(int(n) for n in lengths_array(lengths)) != self.lengths:
-            raise InputError("lengths", "different lengths", "the lengths this PagedLayout "
-                             "was built for", hint="Build the layout from these lengths")
+            raise InputError("lengths", Phrase("refusal.value.different_lengths"),
+                             Phrase("refusal.decode.same_lengths"),
+                             hint=Phrase("refusal.hint.layout_lengths"))
         return self.blocks_per_sequence * self.block_size
 
     def block_bytes(self, model: ModelShape, kv_dtype: str = "fp16") -> int:

@@ -9,7 +9,7 @@ from typing import Self
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.cycles import mmad_cycles, onchip_cycles
 from kernels.common.formats import BYTES
@@ -206,37 +206,38 @@ def l1_bytes_needed(p: GemmParams) -> int:
 
 def _check_support(chip: Chip, p: GemmParams) -> None:
     if p.dtype_in not in chip.cube_precisions:
-        raise InputError("params.dtype_in", p.dtype_in, "one of "
-                         f"{', '.join(chip.cube_precisions)} (the {chip.display_name} cube)")
+        raise InputError("params.dtype_in", p.dtype_in, Phrase(
+            "refusal.gemm.dtype_in", options=", ".join(chip.cube_precisions),
+            chip=chip.display_name))
     if p.dtype_out == "int32" and p.dtype_in != "int8":
-        raise InputError("params.dtype_out", "int32", "int32 output needs int8 inputs")
+        raise InputError("params.dtype_out", "int32", Phrase("refusal.gemm.int32_out"))
     if p.dtype_out == "bf16" and "bf16" not in chip.cube_precisions:
-        raise InputError("params.dtype_out", "bf16", f"fp16, fp32 or int8 on {chip.display_name}")
+        raise InputError("params.dtype_out", "bf16", Phrase("refusal.gemm.bf16_out",
+                                                            chip=chip.display_name))
     if p.sparsity == "4:2" and (p.dtype_in != "int8" or chip.architecture != "split"):
-        raise InputError("params.sparsity", "4:2", "MmadWithSparse exists for int8 x int8 on "
-                         "910B (split) chips only; use dense, or the 2:4 what-if for fp16/bf16")
+        raise InputError("params.sparsity", "4:2", Phrase("refusal.gemm.sparse_42"))
     if p.sparsity == "2:4" and p.dtype_in not in ("fp16", "bf16"):
-        raise InputError("params.sparsity", "2:4", "the 2:4 what-if takes fp16 or bf16 inputs")
+        raise InputError("params.sparsity", "2:4", Phrase("refusal.gemm.sparse_24"))
     if p.grid_z > 1 and p.split_k_mode == "atomic" and p.dtype_out in ("int8",):
-        raise InputError("params.split_k_mode", "atomic", "workspace for int8 outputs "
-                         "(quantised partials cannot be added)")
+        raise InputError("params.split_k_mode", "atomic", Phrase("refusal.gemm.atomic_int8"))
 
 
 def _check_shapes(chip: Chip, p: GemmParams) -> None:
     k0 = p.k_step(chip)
     for key, step in (("base_m", chip.cube_m0), ("base_n", chip.cube_n0), ("base_k", k0)):
         if getattr(p, key) % step:
-            sparse = ", sparse" if k0 > chip.cube_k0(p.dtype_in) else ""
-            raise InputError(f"params.{key}", getattr(p, key), f"a multiple of {step} (cube "
-                             f"fractal for {p.dtype_in}{sparse})")
+            sparse = k0 > chip.cube_k0(p.dtype_in)
+            raise InputError(f"params.{key}", getattr(p, key), Phrase(
+                "refusal.gemm.fractal_sparse" if sparse else "refusal.gemm.fractal",
+                step=step, dtype=p.dtype_in))
     for key, most, dim, base in (("grid_x", p.tiles_m, "M", "base_m"),
                                  ("grid_y", p.tiles_n, "N", "base_n")):
         if getattr(p, key) > most:
             raise InputError(f"params.{key}", getattr(p, key),
-                             f"0 (auto) to {most}: {dim} / {base}")
+                             Phrase("refusal.gemm.grid", most=most, dim=dim, base=base))
     if p.grid_z > p.k_steps:
-        raise InputError("params.grid_z", p.grid_z, f"1 to {p.k_steps}: "
-                         "each split needs at least one K step (K / base_k)")
+        raise InputError("params.grid_z", p.grid_z, Phrase("refusal.gemm.grid_z",
+                                                           steps=p.k_steps))
 
 
 def buffer_use(chip: Chip, p: GemmParams) -> dict[str, tuple[int, int, str, int]]:
@@ -270,10 +271,9 @@ def check_size(p: GemmParams) -> None:
     per-run setting, so it is not part of `check`: a valid scenario stays valid)."""
     count, cap = instruction_count(p), default_instruction_cap()
     if count > cap:
-        raise InputError("instructions", count, instruction_limit_text(cap),
-                         f"M x N x K = {p.M} x {p.N} x {p.K} in {p.base_m} x "
-                         f"{p.base_n} x {p.base_k} base tiles; use larger base tiles "
-                         "or a smaller problem")
+        raise InputError("instructions", count, instruction_limit_text(cap), Phrase(
+            "refusal.hint.gemm_size", M=p.M, N=p.N, K=p.K, base_m=p.base_m, base_n=p.base_n,
+            base_k=p.base_k))
 
 
 def _overflow(chip: Chip, p: GemmParams) -> tuple[str, int, int, str] | None:
@@ -303,10 +303,9 @@ def _check_capacity(chip: Chip, p: GemmParams) -> None:
         return
     buffer, used, limit, knob = over
     fit = _largest_fit(chip, p, knob)
-    allowed = f"at most {fit} here" if fit else "no value fits with the other settings"
-    raise InputError(f"params.{knob}", getattr(p, knob), f"{allowed}: {buffer} holds {limit} "
-                     f"bytes, this tiling needs {used}", "turn off double buffering or use a "
-                     "smaller tile")
+    raise InputError(f"params.{knob}", getattr(p, knob), Phrase(
+        "refusal.gemm.fits" if fit else "refusal.gemm.fits_none", fit=fit, buffer=buffer,
+        limit=limit, used=used), Phrase("refusal.hint.gemm_fits"))
 
 
 def check(chip: Chip, params: dict) -> dict:
@@ -316,17 +315,16 @@ def check(chip: Chip, params: dict) -> dict:
     defaults = {"block_dim": len(chip.cube_core_ids()),
                 "base_k": default_base_k(dtype_in) if isinstance(dtype_in, str) and
                 dtype_in in IN_BYTES else 64}
-    cores = (len(chip.cube_core_ids()), f"cube cores of {chip.display_name}")
+    cores = (len(chip.cube_core_ids()), Phrase("refusal.params.cube_cores",
+                                               chip=chip.display_name))
     p = validate_params(PARAMS, {**defaults, **params}, limits={"block_dim": cores})
     g = GemmParams.of(p)
     _check_support(chip, g)
     _check_shapes(chip, g)
     _check_capacity(chip, g)
     if g.grid_z > 1 and g.split_k_mode == "atomic" and g.balance != "round_robin":
-        raise InputError("params.balance", g.balance, "round_robin with atomic split-K: "
-                         "the atomic adds to a tile are ordered by partial, which is only "
-                         "safe when its partials run in the same wave",
-                         hint="Use the workspace split-K, or round_robin")
+        raise InputError("params.balance", g.balance, Phrase("refusal.gemm.balance"),
+                         hint=Phrase("refusal.hint.gemm_balance"))
     return p
 
 

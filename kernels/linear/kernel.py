@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, Program, ProgramBuilder
 from kernels.common.sizes import ceil_div, round_up
@@ -123,33 +123,32 @@ def plan(chip: Chip, s: LinearShape) -> Plan:
     """Tiles that fit L1 and L0C, spread over the cube cores (refusing what cannot fit)."""
     cubes = tuple(chip.cube_core_ids())
     if not 0 <= s.block_dim <= len(cubes):
-        raise InputError("params.block_dim", s.block_dim,
-                         f"0 (all) to {len(cubes)} (cube cores of {chip.display_name})")
+        raise InputError("params.block_dim", s.block_dim, Phrase(
+            "refusal.linear.block_dim", n=len(cubes), chip=chip.display_name))
     cores = cubes[:s.block_dim or None]
     bm = min(round_up(s.m, chip.cube_m0), 256)
     fits_c = [n for n in BASE_N if bm * n * 4 <= chip.l0c_bytes]
     if s.base_n:
         if s.base_n % chip.cube_n0 or bm * s.base_n * 4 > chip.l0c_bytes:
-            raise InputError("params.base_n", s.base_n, f"0 (auto) or a multiple of "
-                             f"{chip.cube_n0} with {bm} x base_n x 4 bytes <= the "
-                             f"{chip.l0c_bytes:,}-byte L0C")
+            raise InputError("params.base_n", s.base_n, Phrase(
+                "refusal.linear.base_n", step=chip.cube_n0, bm=bm, l0c=f"{chip.l0c_bytes:,}"))
         bn = s.base_n
     else:  # the least streaming per core, then the widest tile
         bn = min(fits_c, key=lambda n: (stream_cycles(chip, s, bm, n, len(cores)), -n))
     kmax = round_up(s.k, chip.cube_k0(s.act_dtype))
     if s.base_k:
         if s.base_k % chip.cube_k0(s.act_dtype) or _l1_bytes(s, bm, bn, s.base_k) > chip.l1_bytes:
-            raise InputError("params.base_k", s.base_k, "0 (auto) or a multiple of "
-                             f"{chip.cube_k0(s.act_dtype)} whose x and weight tiles x "
-                             f"{s.buffer_num} buffers fit the {chip.l1_bytes:,}-byte L1")
+            raise InputError("params.base_k", s.base_k, Phrase(
+                "refusal.linear.base_k", step=chip.cube_k0(s.act_dtype), buffers=s.buffer_num,
+                l1=f"{chip.l1_bytes:,}"))
         bk = s.base_k
     else:
         bk = next((k for k in BASE_K if _l1_bytes(s, bm, bn, min(k, kmax)) <= chip.l1_bytes),
                   0)
         bk = min(bk, kmax)
     if bk == 0:
-        raise InputError("params.M", s.m, f"a batch whose {bm}-row x tile fits L1 "
-                         f"({chip.l1_bytes:,} bytes) beside a weight tile")
+        raise InputError("params.M", s.m, Phrase("refusal.linear.batch", bm=bm,
+                                                 l1=f"{chip.l1_bytes:,}"))
     return Plan(bm, bn, bk, cores)
 
 
@@ -158,16 +157,16 @@ def check(chip: Chip, params: dict) -> dict:
     fit."""
     p = validate_params(PARAMS, params)
     if p["act_dtype"] not in chip.cube_precisions:
-        raise InputError("params.act_dtype", p["act_dtype"], "one of " + ", ".join(
-            d for d in ACT_DTYPES if d in chip.cube_precisions)
-            + f" (the {chip.display_name} cube)")
+        raise InputError("params.act_dtype", p["act_dtype"], Phrase(
+            "refusal.linear.act_dtype", chip=chip.display_name,
+            options=", ".join(d for d in ACT_DTYPES if d in chip.cube_precisions)))
     if p["weight_dtype"] in ("fp16", "bf16") and p["weight_dtype"] != p["act_dtype"]:
-        raise InputError("params.weight_dtype", p["weight_dtype"], f"{p['act_dtype']} (the "
-                         "activations' format) or int8 (W8A16): the cube multiplies one format")
+        raise InputError("params.weight_dtype", p["weight_dtype"], Phrase(
+            "refusal.linear.weight_dtype", act=p["act_dtype"]))
     g = p["group_size"]
     if g and (p["weight_dtype"] != "int8" or g % 32 or p["K"] % g):
-        raise InputError("params.group_size", g, "0 (per channel), or with int8 weights a "
-                         f"multiple of 32 dividing K = {p['K']}")
+        raise InputError("params.group_size", g, Phrase("refusal.linear.group_size",
+                                                        K=p["K"]))
     p["block_dim"] = len(plan(chip, shape_of(p)).cores)  # 0: all, resolved
     return p
 
@@ -191,7 +190,7 @@ def emit(b: ProgramBuilder, chip: Chip, s: LinearShape, nxt: int, *, src: int | 
     are the GM regions of x / y when neighbouring ops wrote / read them (None: cold
     regions of their own); weights always get their own (read once: cold)."""
     pl = plan(chip, s)
-    b.reserve(instruction_count(chip, s), "use larger base_n / base_k or a smaller layer")
+    b.reserve(instruction_count(chip, s), Phrase("refusal.hint.linear_tiles"))
     m_block, n_tile = pl.tasks(s)
     tasks = len(m_block)
     slot = (np.arange(tasks) * len(pl.cores)) // tasks

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hardware_presets import documents
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from hardware_presets.schema import Provenance
 from hardware_presets.validate import check_value
 
@@ -38,14 +38,14 @@ MODELS: dict[str, str] = {
 MAX_TEXT = 64 * 1024
 _PARTS = ("value", "source", "status", "confidence", "note", "note_zh")
 _TOP_KEYS = META_KEYS + OPTIONAL_META_KEYS
-_ENTRY_HELP = ('an inline table { value = ..., source = "...", status = "published|derived|'
-               'estimated", confidence = "H|M|L", note = "..." }')
+_ENTRY_HELP = Phrase("refusal.doc.entry", table='{ value = ..., source = "...", status = '
+                     '"published|derived|estimated", confidence = "H|M|L", note = "..." }')
 _USER = Provenance("user input", "override", "L", "a shape given by the user")
 
 
 def _hint(word: object, choices) -> str:
     close = difflib.get_close_matches(str(word), list(choices), n=1)
-    return f"Did you mean {close[0]!r}?" if close else ""
+    return Phrase("refusal.hint.did_you_mean", name=repr(close[0])) if close else ""
 
 
 def list_models() -> tuple[str, ...]:
@@ -56,8 +56,8 @@ def list_models() -> tuple[str, ...]:
 def load_model(name: str) -> ModelShape:
     """A shipped model preset by name ("llama3-70b"); see `list_models`."""
     if not isinstance(name, str) or name not in MODELS:
-        raise InputError("model", name, "one of " + ", ".join(MODELS),
-                         hint=_hint(name, MODELS) or "Use model_from_dict for a shape of your own")
+        raise InputError("model", name, Phrase("refusal.one_of", options=", ".join(MODELS)),
+                         hint=_hint(name, MODELS) or Phrase("refusal.hint.model_from_dict"))
     return _preset(name)
 
 
@@ -77,19 +77,20 @@ def parse_model_document(doc: Mapping, origin: str) -> ModelShape:
     """Validate a parsed model document ([shape] entries with provenance) -> ModelShape."""
     for key, raw in doc.items():
         if key not in _TOP_KEYS + (SECTION,):
-            raise InputError(f"{origin}: {key}", raw, "a top-level key (" + ", ".join(_TOP_KEYS)
-                             + f") or the section [{SECTION}]",
+            raise InputError(f"{origin}: {key}", raw, Phrase(
+                "refusal.model.top_key", keys=", ".join(_TOP_KEYS), section=SECTION),
                              hint=_hint(key, _TOP_KEYS + (SECTION,) + tuple(MODEL_FIELDS)))
     meta = _meta(doc, {}, origin)
     table = doc.get(SECTION)
     if not isinstance(table, Mapping):
-        raise InputError(f"{origin}: [{SECTION}]", table,
-                         f"a [{SECTION}] table with the keys " + ", ".join(MODEL_FIELDS))
+        raise InputError(f"{origin}: [{SECTION}]", table, Phrase(
+            "refusal.doc.section_table", section=SECTION, keys=", ".join(MODEL_FIELDS)))
     values, provs = {}, {}
     for key, raw in table.items():
         if key not in MODEL_FIELDS:
-            raise InputError(f"{origin}: {SECTION}.{key}", raw, "a key of [shape]: "
-                             + ", ".join(MODEL_FIELDS), hint=_hint(key, MODEL_FIELDS))
+            raise InputError(f"{origin}: {SECTION}.{key}", raw, Phrase(
+                "refusal.doc.section_key", section=SECTION, keys=", ".join(MODEL_FIELDS)),
+                hint=_hint(key, MODEL_FIELDS))
         values[key], provs[key] = _entry(key, raw, f"{origin}: {SECTION}.{key}")
     return build_model(meta, values, provs, origin, lambda k: f"{origin}: {SECTION}.{k}")
 
@@ -100,11 +101,12 @@ def model_from_dict(d: Mapping, origin: str = "user shape") -> ModelShape:
     "name", "display_name", "description", "description_zh". Provenance of every number:
     user input."""
     if not isinstance(d, Mapping):
-        raise InputError(f"{origin}", type(d).__name__, "a mapping of shape fields")
+        raise InputError(f"{origin}", type(d).__name__, Phrase("refusal.model.mapping"))
     allowed = _TOP_KEYS + tuple(MODEL_FIELDS)
     for key, raw in d.items():
         if key not in allowed:
-            raise InputError(f"{origin}: {key}", raw, "one of " + ", ".join(allowed),
+            raise InputError(f"{origin}: {key}", raw, Phrase("refusal.one_of",
+                                                             options=", ".join(allowed)),
                              hint=_hint(key, allowed))
     meta = _meta(d, {"name": "custom", "display_name": "Custom model",
                      "description": "A shape given by the user"}, origin)
@@ -118,20 +120,20 @@ def build_model(meta: Mapping, values: Mapping, provs: Mapping, origin: str, whe
     """Check required fields and the rules that tie fields together; build the shape."""
     for key in REQUIRED_FIELDS:
         if key not in values:
-            raise InputError(where(key), "<missing>", MODEL_FIELDS[key].allowed())
+            raise InputError(where(key), Phrase("refusal.value.missing_field"),
+                             MODEL_FIELDS[key].allowed())
     values = {**{k: 0 for k in OPTIONAL_FIELDS}, **values}
     q, kv = values["q_heads"], values["kv_heads"]
     if q % kv:
         divisors = [d for d in range(1, q + 1) if q % d == 0]
-        raise InputError(where("kv_heads"), kv, f"a divisor of q_heads = {q} (each KV head "
-                         "serves a whole GQA group of query heads): "
-                         + ", ".join(map(str, divisors)))
+        raise InputError(where("kv_heads"), kv, Phrase(
+            "refusal.model.kv_heads", q=q, divisors=", ".join(map(str, divisors))))
     width = values["head_dim"] * q
     if width != values["hidden"]:
         raise InputError(where("hidden"), values["hidden"],
-                         f"head_dim x q_heads = {values['head_dim']} x {q} = {width} "
-                         "(the attention width equals the hidden size in every supported model)",
-                         hint="Check head_dim and q_heads too")
+                         Phrase("refusal.model.hidden", head_dim=values["head_dim"], q=q,
+                                width=width),
+                         hint=Phrase("refusal.hint.head_dim"))
     prov = dict(provs)
     prov.update({k: Provenance("not given", "override", "L", "optional field left out")
                  for k in OPTIONAL_FIELDS if k not in provs})
@@ -153,7 +155,7 @@ def _text(value: object, label: str, limit: int, empty_ok: bool = False) -> str:
     if not isinstance(value, str) or not (empty_ok or value.strip()) or len(value) > limit \
             or not value.isprintable():
         lowest = 0 if empty_ok else 1
-        raise InputError(label, value, f"a text of {lowest} to {limit} printable characters")
+        raise InputError(label, value, Phrase("refusal.printable_text", low=lowest, high=limit))
     return value
 
 
@@ -162,21 +164,23 @@ def _entry(key: str, raw: object, where: str) -> tuple[int | float, Provenance]:
         raise InputError(where, raw, _ENTRY_HELP)
     for part in raw:
         if part not in _PARTS:
-            raise InputError(f"{where}.{part}", raw[part], "one of the parts " + ", ".join(_PARTS))
+            raise InputError(f"{where}.{part}", raw[part], Phrase("refusal.doc.one_of_parts",
+                                                                  parts=", ".join(_PARTS)))
     for part in ("value", "source", "status", "confidence"):
         if part not in raw:
-            raise InputError(f"{where}.{part}", "<missing>", _ENTRY_HELP)
+            raise InputError(f"{where}.{part}", Phrase("refusal.value.missing_field"), _ENTRY_HELP)
     value = check_value(MODEL_FIELDS[key], raw["value"], f"{where}.value")
     source = _text(raw["source"], f"{where}.source", 300)
     if raw["status"] not in STATUSES:
-        raise InputError(f"{where}.status", raw["status"], "one of " + ", ".join(STATUSES))
+        raise InputError(f"{where}.status", raw["status"], Phrase("refusal.one_of",
+                                                                  options=", ".join(STATUSES)))
     if raw["confidence"] not in CONFIDENCES:
         raise InputError(f"{where}.confidence", raw["confidence"],
-                         "one of H (vendor), M (mirror or derived), L (press or interpretation)")
+                         Phrase("refusal.doc.confidence"))
     note = raw.get("note", "")
     if raw["status"] != "published" and not (isinstance(note, str) and note.strip()):
-        raise InputError(f"{where}.note", note, f"a note saying what the {raw['status']} "
-                         "value rests on")
+        raise InputError(f"{where}.note", note, Phrase("refusal.model.note",
+                                                       status=raw["status"]))
     note = _text(note, f"{where}.note", 1000, empty_ok=True)
     note_zh = _text(raw.get("note_zh", ""), f"{where}.note_zh", 1000, empty_ok=True)
     return value, Provenance(source, raw["status"], raw["confidence"], note, note_zh)

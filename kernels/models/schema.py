@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from hardware_presets.fields import PRECISION_BYTES, FieldSpec
 from hardware_presets.schema import Provenance, in_language
 
@@ -92,15 +92,16 @@ def kv_format(kv_dtype: str) -> KVFormat:
     """The `KVFormat` called ``kv_dtype`` ("int8" means "int8_token"), or an InputError."""
     name = KV_ALIASES.get(kv_dtype, kv_dtype) if isinstance(kv_dtype, str) else kv_dtype
     if name not in KV_FORMATS:
-        raise InputError("kv_dtype", kv_dtype, "one of " + ", ".join(KV_DTYPES)
-                         + " ('int8' = 'int8_token')")
+        raise InputError("kv_dtype", kv_dtype, Phrase("refusal.model.kv_dtype",
+                                                      options=", ".join(KV_DTYPES)))
     return KV_FORMATS[name]
 
 
 def weight_element_bytes(dtype: str) -> float:
     """Bytes per weight element of ``dtype`` (int4 packs two per byte)."""
     if dtype not in WEIGHT_DTYPES:
-        raise InputError("weight_dtype", dtype, "one of " + ", ".join(WEIGHT_DTYPES))
+        raise InputError("weight_dtype", dtype, Phrase("refusal.one_of",
+                                                       options=", ".join(WEIGHT_DTYPES)))
     return PRECISION_BYTES[dtype]
 
 
@@ -138,7 +139,8 @@ class ModelShape:
         """The provenance of one numeric field."""
         prov = dict(self.provenance)
         if key not in prov:
-            raise InputError(f"{self.name}: field", key, "one of " + ", ".join(MODEL_FIELDS))
+            raise InputError(f"{self.name}: field", key, Phrase("refusal.one_of",
+                                                                options=", ".join(MODEL_FIELDS)))
         return prov[key]
 
     @property

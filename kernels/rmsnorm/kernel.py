@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common import rows as rw
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Program, ProgramBuilder, VClass
@@ -77,9 +77,11 @@ def plan(chip: Chip, s: RMSNormShape, cores: Sequence[int] | None = None) -> rw.
     """Tiles of whole rows on the vector cores, refused when a tile does not fit UB."""
     used = rw.vector_cores(chip, s.block_dim, cores)
     rw.require_multiple("params.hidden", s.hidden, rw.align_elems(chip, s.dtype),
-                        f"whole {chip.ub_align_bytes}-byte DataCopy blocks of {s.dtype}")
+                        Phrase("refusal.rows.datacopy_blocks", align=chip.ub_align_bytes,
+                               dtype=s.dtype))
     if s.tile_rows > s.rows:
-        raise InputError("params.tile_rows", s.tile_rows, f"0 (one row) to rows = {s.rows}")
+        raise InputError("params.tile_rows", s.tile_rows, Phrase("refusal.rows.tile_rows",
+                                                                 rows=s.rows))
     tile_rows = s.tile_rows or 1
     field, value = ("params.tile_rows", s.tile_rows) if s.tile_rows else \
         ("params.hidden", s.hidden)
@@ -113,7 +115,7 @@ def emit(b: ProgramBuilder, chip: Chip, s: RMSNormShape, nxt: int, *, src: int |
 def build(chip: Chip, params: dict) -> Program:
     s = shape_of(check(chip, params))
     b = ProgramBuilder(NAME)
-    b.reserve(instruction_count(chip, s), "use more rows per tile (tile_rows)")
+    b.reserve(instruction_count(chip, s), Phrase("refusal.hint.rows_per_tile"))
     emit(b, chip, s, 0)
     return b.build()
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common import rows as rw
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Program, ProgramBuilder
@@ -81,13 +81,15 @@ def plan(chip: Chip, s: RopeShape, cores: Sequence[int] | None = None) -> rw.Til
     """Tiles of whole heads on the vector cores, refused when a tile does not fit UB."""
     used = rw.vector_cores(chip, s.block_dim, cores)
     rw.require_multiple("params.head_dim", s.head_dim, rw.align_elems(chip, s.dtype),
-                        f"whole {chip.ub_align_bytes}-byte DataCopy blocks of {s.dtype}")
+                        Phrase("refusal.rows.datacopy_blocks", align=chip.ub_align_bytes,
+                               dtype=s.dtype))
     if s.tile_rows > s.rows:
-        raise InputError("params.tile_rows", s.tile_rows, f"0 (one token) to rows = {s.rows}")
+        raise InputError("params.tile_rows", s.tile_rows, Phrase("refusal.rows.tile_tokens",
+                                                                 rows=s.rows))
     most = max(s.q_heads, s.kv_heads)
     if s.tile_heads > most:
-        raise InputError("params.tile_heads", s.tile_heads, f"0 (auto) to {most} (the "
-                         "heads of the larger part)")
+        raise InputError("params.tile_heads", s.tile_heads, Phrase("refusal.rows.tile_heads",
+                                                                   n=most))
     tile_rows, op = s.tile_rows or 1, row_op(s)
     if s.tile_heads:
         cols, field, value = s.tile_heads * s.head_dim, "params.tile_heads", s.tile_heads

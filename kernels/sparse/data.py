@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import check_array_bytes
 
 MAX_FILE_BYTES = 64 << 20
@@ -96,24 +96,25 @@ def check_shapes(shapes: dict[str, tuple[int, ...]], where: str = "") -> None:
 
     for array, shape in shapes.items():
         if len(shape) != ARRAYS[array] or min(shape, default=0) < 1:
-            refuse(array, shape, f"{ARRAYS[array]} non-empty dimensions")
+            refuse(array, shape, Phrase("refusal.sparse.dims", n=ARRAYS[array]))
     kv, n, d = shapes["k"]
     qh = shapes["q"][0]
     if shapes["v"] != shapes["k"]:
-        refuse("v", shapes["v"], f"the shape of k, {shapes['k']}")
+        refuse("v", shapes["v"], Phrase("refusal.sparse.v_shape", shape=shapes["k"]))
     if shapes["q"][1] != d or qh % kv or qh > MAX_HEADS:
-        refuse("q", shapes["q"], f"[q_heads, {d}] with q_heads a multiple of the {kv} KV "
-               f"heads, at most {MAX_HEADS}")
+        refuse("q", shapes["q"], Phrase("refusal.sparse.q_shape", d=d, kv=kv, most=MAX_HEADS))
     if n > MAX_TOKENS or d > MAX_HEAD_DIM:
-        refuse("k", shapes["k"], f"at most {MAX_TOKENS} tokens and head_dim {MAX_HEAD_DIM}")
+        refuse("k", shapes["k"], Phrase("refusal.sparse.k_shape", tokens=MAX_TOKENS,
+                                        head_dim=MAX_HEAD_DIM))
     past = shapes.get("q_past")
     if past is not None and (past[1:] != shapes["q"] or past[0] >= n
                              or past[0] > MAX_PAST_STEPS):
-        refuse("q_past", past, f"[steps, {qh}, {d}] with steps < {n} tokens and at most "
-               f"{MAX_PAST_STEPS}")
+        refuse("q_past", past, Phrase("refusal.sparse.past_shape", heads=qh, d=d, n=n,
+                                      most=MAX_PAST_STEPS))
     total = sum(math.prod(s) for s in shapes.values())
     if total > MAX_ELEMENTS:
-        refuse("arrays", f"{total} elements", f"at most {MAX_ELEMENTS} elements in all")
+        refuse("arrays", Phrase("refusal.value.elements", n=total),
+               Phrase("refusal.sparse.elements", n=MAX_ELEMENTS))
 
 
 # ---- synthetic inputs ---------------------------------------------------------------
@@ -159,12 +160,12 @@ class Structure:
             kinds = (int, np.integer) if isinstance(low, int) else (int, float, np.number)
             if isinstance(value, bool) or not isinstance(value, kinds) or not (
                     low <= value <= high):
-                raise InputError(knob, value, f"from {low} to {high}")
+                raise InputError(knob, value, Phrase("refusal.sparse.range", low=low, high=high))
         if self.query_channels + self.outlier_channels > self.head_dim - 2:
             raise InputError("query_channels + outlier_channels",
                              self.query_channels + self.outlier_channels,
-                             f"at most head_dim - 2 = {self.head_dim - 2}",
-                             "one channel each is needed for head variation and filler")
+                             Phrase("refusal.sparse.channels", n=self.head_dim - 2),
+                             Phrase("refusal.hint.channels"))
         check_shapes({"q": (self.kv_heads * self.group, self.head_dim),
                       "k": (self.kv_heads, self.tokens, self.head_dim),
                       "v": (self.kv_heads, self.tokens, self.head_dim),
@@ -287,15 +288,16 @@ def _check_member(info: zipfile.ZipInfo, array: str, where: str) -> None:
     an encryption flag, a compression method np.savez never writes, or a stated
     uncompressed size over the caps (zipfile stops at the stated size, so this bounds it)."""
     if info.flag_bits & _UNREADABLE_FLAGS:
-        raise InputError(f"{array}{where}", "an encrypted or patched zip member",
-                         "a plain member, as np.savez and np.savez_compressed write")
+        raise InputError(f"{array}{where}", Phrase("refusal.value.encrypted"),
+                         Phrase("refusal.sparse.plain_member"))
     if info.compress_type not in _METHODS:
-        raise InputError(f"{array}{where}", f"zip compression method {info.compress_type}",
-                         "stored (0) or deflated (8), as np.savez and np.savez_compressed "
-                         "write")
+        raise InputError(f"{array}{where}", Phrase("refusal.value.zip_method",
+                                                   method=info.compress_type),
+                         Phrase("refusal.sparse.method"))
     if info.file_size > MAX_ELEMENTS * 8 + _HEADER_BYTES:
-        raise InputError(f"{array}{where}", f"{info.file_size} bytes uncompressed",
-                         f"at most {MAX_ELEMENTS} elements")
+        raise InputError(f"{array}{where}", Phrase("refusal.value.uncompressed",
+                                                   n=info.file_size),
+                         Phrase("refusal.sparse.member_elements", n=MAX_ELEMENTS))
 
 
 def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
@@ -313,10 +315,10 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
                 raise ValueError(f"npy format version {version}")
             shape, _, dtype = read(f)
     except _READ_ERRORS as err:
-        raise InputError(f"{array}{where}", "an unreadable .npy header", "an array saved "
-                         "by numpy (npy format 1.0 or 2.0)", str(err)) from None
+        raise InputError(f"{array}{where}", Phrase("refusal.value.npy_header"),
+                         Phrase("refusal.sparse.npy"), str(err)) from None
     if dtype.kind != "f" or dtype.itemsize not in (2, 4, 8):
-        raise InputError(f"{array}{where}", str(dtype), "float16, float32 or float64")
+        raise InputError(f"{array}{where}", str(dtype), Phrase("refusal.sparse.float"))
     return tuple(int(x) for x in shape), dtype
 
 
@@ -325,21 +327,21 @@ def _members(archive: zipfile.ZipFile, where: str) -> dict[str, tuple]:
     found = {}
     members = archive.infolist()
     if len(members) > MAX_MEMBERS:  # a zip64 end record escapes _stated_entries
-        raise InputError(f"members{where}", len(members), f"at most {MAX_MEMBERS} zip members "
-                         "(q, k, v and optionally q_past are used)")
+        raise InputError(f"members{where}", len(members), Phrase("refusal.sparse.members",
+                                                                        n=MAX_MEMBERS))
     stated = sum(info.file_size for info in members)
-    check_array_bytes(stated, f"arrays{where}", f"{stated:,} bytes uncompressed",
-                      "uncompressed members")
+    check_array_bytes(stated, f"arrays{where}", Phrase("refusal.value.uncompressed",
+                                                       n=f"{stated:,}"),
+                      Phrase("refusal.sparse.what_members"))
     for info in members:
         array = info.filename[:-4] if info.filename.endswith(".npy") else None
         if array not in ARRAYS or array in found:
-            raise InputError(f"array name{where}", info.filename, "q, k, v and optionally "
-                             "q_past, each once (as np.savez names them)")
+            raise InputError(f"array name{where}", info.filename, Phrase("refusal.sparse.names"))
         found[array] = _header(archive, info, where)
     for array in ("q", "k", "v"):
         if array not in found:
-            raise InputError(f"{array}{where}", "missing", "q [q_heads, d], k and v "
-                             "[kv_heads, tokens, d] are required")
+            raise InputError(f"{array}{where}", Phrase("refusal.value.missing"),
+                             Phrase("refusal.sparse.required"))
     return found
 
 
@@ -353,33 +355,34 @@ def load_npz(data: bytes, name: str = "upload.npz") -> SparseInputs:
     where = f" in {name}"
     if not isinstance(data, (bytes, bytearray)) or len(data) > MAX_FILE_BYTES:
         size = len(data) if isinstance(data, (bytes, bytearray)) else type(data).__name__
-        raise InputError(name, size, f"the bytes of a file of at most {MAX_FILE_BYTES} "
-                         "bytes (64 MiB)")
+        raise InputError(name, size, Phrase("refusal.sparse.file_bytes", limit=MAX_FILE_BYTES))
     entries = _stated_entries(bytes(data[-_EOCD_SEARCH:]))
     if entries is not None and entries > MAX_MEMBERS:
-        raise InputError(f"members{where}", entries, f"at most {MAX_MEMBERS} zip members "
-                         "(q, k, v and optionally q_past are used)")
+        raise InputError(f"members{where}", entries, Phrase("refusal.sparse.members",
+                                                                        n=MAX_MEMBERS))
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
-        raise InputError(name, "not a zip archive", "an .npz file (np.savez or "
-                         "np.savez_compressed)") from None
+        raise InputError(name, Phrase("refusal.value.not_zip"), Phrase("refusal.sparse.npz")) \
+            from None
     with archive:
         found = _members(archive, where)
     shapes = {array: shape for array, (shape, _) in found.items()}
     check_shapes(shapes, where)
     elements = sum(math.prod(shape) for shape in shapes.values())
-    check_array_bytes(elements * 8, f"arrays{where}", f"{elements:,} elements",
-                      "arrays in float64")
+    check_array_bytes(elements * 8, f"arrays{where}", Phrase("refusal.value.elements",
+                                                             n=f"{elements:,}"),
+                      Phrase("refusal.sparse.what_float64"))
     arrays = {}
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             for array in found:
                 arrays[array] = np.asarray(npz[array], dtype=np.float64)
     except _READ_ERRORS as err:
-        raise InputError(f"{array}{where}", "unreadable data", "a complete array",
-                         str(err)) from None
+        raise InputError(f"{array}{where}", Phrase("refusal.value.unreadable"),
+                         Phrase("refusal.sparse.complete"), str(err)) from None
     for array, values in arrays.items():
         if not np.isfinite(values).all():
-            raise InputError(f"{array}{where}", "non-finite values", "finite numbers")
+            raise InputError(f"{array}{where}", Phrase("refusal.value.non_finite"),
+                             Phrase("refusal.sparse.finite"))
     return SparseInputs(arrays["q"], arrays["k"], arrays["v"], arrays.get("q_past"))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def keep_count(n: int, keep_ratio: float) -> int:
     """ceil(keep_ratio * n), reading the product as a decimal (see the module docstring)."""
     if isinstance(keep_ratio, bool) or not (
             isinstance(keep_ratio, numbers.Real) and 0 < keep_ratio <= 1):
-        raise InputError("keep_ratio", keep_ratio, "a number in (0, 1]")
+        raise InputError("keep_ratio", keep_ratio, Phrase("refusal.sparse.keep_ratio"))
     product = float(keep_ratio) * n
     nearest = round(product)
     if abs(product - nearest) <= _DECIMAL_SLACK * max(1.0, product):
@@ -88,7 +88,7 @@ def _check_int(field: str, value, low: int, high: int) -> int:
     """``value`` as an int in [low, high], or an InputError naming ``field``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
             low <= value <= high):
-        raise InputError(field, value, f"an integer from {low} to {high}")
+        raise InputError(field, value, Phrase("refusal.int_range", low=low, high=high))
     return int(value)
 
 
@@ -98,9 +98,8 @@ def forced_tokens(n: int, sinks: int, window: int) -> np.ndarray:
     sinks = _check_int("sinks", sinks, 0, 1 << 30)
     window = _check_int("window", window, 0, 1 << 30)
     if window > n:
-        raise InputError("window", window, f"at most the {n} tokens in the cache",
-                         "windows longer than the cache would keep everything: use "
-                         "keep_ratio 1 for that")
+        raise InputError("window", window, Phrase("refusal.sparse.window", n=n),
+                         Phrase("refusal.hint.window"))
     mask = np.zeros(n, dtype=bool)
     mask[:sinks] = True
     mask[n - window:] = True
@@ -120,7 +119,7 @@ def budget(policy: str, n: int, keep_ratio: float, sinks: int, window: int,
     """(units to keep, forced mask over units): tokens, or for Quest pages. Refuses a
     ratio whose budget cannot hold the sinks and window, naming the smallest that can."""
     if policy not in POLICY_INFO:
-        raise InputError("policy", policy, "one of " + ", ".join(POLICIES))
+        raise InputError("policy", policy, Phrase("refusal.one_of", options=", ".join(POLICIES)))
     n = _check_int("tokens", n, 1, 1 << 40)
     keep = keep_count(n, keep_ratio)
     forced = forced_tokens(n, sinks, window)
@@ -133,9 +132,10 @@ def budget(policy: str, n: int, keep_ratio: float, sinks: int, window: int,
         needed = (int(forced.sum()) - 1) * page_size + 1
     if needed > keep:
         smallest = math.ceil(needed / n * 1e4) / 1e4
-        raise InputError("keep_ratio", keep_ratio, f"(0, 1] and at least {smallest} here",
-                         f"the sinks and window need {needed} of the {n} tokens kept"
-                         + (" (whole pages)" if policy == "quest" else ""))
+        raise InputError("keep_ratio", keep_ratio, Phrase("refusal.sparse.keep_smallest",
+                                                          smallest=smallest),
+                         Phrase("refusal.hint.sinks_window_pages" if policy == "quest" else
+                                "refusal.hint.sinks_window", needed=needed, n=n))
     return units, forced
 
 
@@ -173,8 +173,8 @@ def _h2o_scores(q: np.ndarray, k: np.ndarray, q_past: np.ndarray | None) -> np.n
         return softmax(q @ k.T / math.sqrt(d)).sum(axis=0)
     steps = q_past.shape[0]
     if steps >= n:
-        raise InputError("q_past steps", steps, f"fewer than the {n} tokens in the cache",
-                         "each past query must have seen at least one token")
+        raise InputError("q_past steps", steps, Phrase("refusal.sparse.q_past_steps", n=n),
+                         Phrase("refusal.hint.past_query"))
     total = np.zeros(n)
     for s, past in enumerate(q_past):
         seen = n - steps + s
@@ -204,9 +204,9 @@ def token_scores(policy: str, q: np.ndarray, k: np.ndarray, *, q_past=None,
                             ).max(axis=0)
     if policy == "random":
         if not isinstance(rng, np.random.Generator):
-            raise InputError("rng", rng, "a numpy Generator (np.random.default_rng(seed))")
+            raise InputError("rng", rng, Phrase("refusal.sparse.rng"))
         return rng.random(k.shape[0])
-    raise InputError("policy", policy, "one of " + ", ".join(POLICIES))
+    raise InputError("policy", policy, Phrase("refusal.one_of", options=", ".join(POLICIES)))
 
 
 def pick(policy: str, scores: np.ndarray, n: int, keep_ratio: float, *, sinks: int = 2,
@@ -229,12 +229,12 @@ def select(policy: str, q, k, keep_ratio: float, *, sinks: int = 2, window: int 
     q_past [steps, group, d] or None; see the module docstring for the count rule."""
     q, k = np.atleast_2d(np.asarray(q, np.float64)), np.asarray(k, np.float64)
     if k.ndim != 2 or q.ndim != 2 or q.shape[1] != k.shape[1]:
-        raise InputError("q, k shapes", (q.shape, k.shape), "q [group, d] and k [n, d]")
+        raise InputError("q, k shapes", (q.shape, k.shape), Phrase("refusal.sparse.qk_shapes"))
     if q_past is not None:
         q_past = np.asarray(q_past, np.float64)
         if q_past.shape[1:] != q.shape:
-            raise InputError("q_past shape", q_past.shape, f"[steps, {q.shape[0]}, "
-                             f"{q.shape[1]}] like q")
+            raise InputError("q_past shape", q_past.shape, Phrase(
+                "refusal.sparse.q_past_shape", group=q.shape[0], d=q.shape[1]))
     budget(policy, k.shape[0], keep_ratio, sinks, window, page_size)  # refuse first
     scores = token_scores(policy, q, k, q_past=q_past, page_size=page_size, rng=rng)
     return pick(policy, scores, k.shape[0], keep_ratio, sinks=sinks, window=window,

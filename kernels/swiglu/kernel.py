@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common import rows as rw
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Program, ProgramBuilder, VClass
@@ -63,15 +63,17 @@ def plan(chip: Chip, s: SwiGLUShape, cores: Sequence[int] | None = None) -> rw.T
     """Tiles of column chunks on the vector cores, refused when a tile does not fit UB."""
     used = rw.vector_cores(chip, s.block_dim, cores)
     if s.tile_rows > s.rows:
-        raise InputError("params.tile_rows", s.tile_rows, f"0 (one token) to rows = {s.rows}")
+        raise InputError("params.tile_rows", s.tile_rows, Phrase("refusal.rows.tile_tokens",
+                                                                 rows=s.rows))
     unit = rw.align_elems(chip, s.dtype)
     tile_rows, op, widths = s.tile_rows or 1, row_op(s), {"out": s.intermediate}
     if s.tile_cols:
         if s.tile_cols > s.intermediate:
             raise InputError("params.tile_cols", s.tile_cols,
-                             f"0 (auto) to intermediate = {s.intermediate}")
+                             Phrase("refusal.rows.tile_cols", n=s.intermediate))
         rw.require_multiple("params.tile_cols", s.tile_cols, unit,
-                            f"whole {chip.ub_align_bytes}-byte DataCopy blocks of {s.dtype}")
+                            Phrase("refusal.rows.datacopy_blocks", align=chip.ub_align_bytes,
+                                   dtype=s.dtype))
         cols, field, value = s.tile_cols, "params.tile_cols", s.tile_cols
     else:
         cols = rw.auto_cols(chip, op, tile_rows, s.rows, widths, unit, s.buffer_num, len(used))

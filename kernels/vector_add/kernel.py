@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.formats import BYTES, FORMATS, STORAGE, UNIT_ROUNDOFF
 from kernels.common.params import ParamSpec, validate_params
@@ -90,20 +90,21 @@ def default_block_dim(chip: Chip) -> int:
 def check(chip: Chip, params: dict) -> dict:
     """Validated parameters; refuses more cores than the chip has (naming its range, not
     the schema's), tiles that break the 32-byte rule or overflow UB."""
-    cores = (len(chip.vector_core_ids()), f"vector cores of {chip.display_name}")
+    cores = (len(chip.vector_core_ids()),
+             Phrase("refusal.params.vector_cores", chip=chip.display_name))
     p = validate_params(PARAMS, {"block_dim": default_block_dim(chip), **params},
                         limits={"block_dim": cores})
     tile_bytes = p["tile"] * elem_bytes(p["dtype"])
     if tile_bytes % chip.ub_align_bytes:
         step = chip.ub_align_bytes // elem_bytes(p["dtype"])
-        raise InputError("params.tile", p["tile"], f"a multiple of {step} elements "
-                         f"({chip.ub_align_bytes}-byte DataCopy alignment for {p['dtype']})")
+        raise InputError("params.tile", p["tile"], Phrase(
+            "refusal.vector_add.align", step=step, align=chip.ub_align_bytes, dtype=p["dtype"]))
     need = ub_bytes_needed(chip, p)
     if need > chip.ub_bytes:
         fit = largest_tile(chip, p["dtype"], p["buffer_num"])
-        raise InputError("params.tile", p["tile"], f"at most {fit} elements: 3 queues x "
-                         f"{p['buffer_num']} buffers need {need} bytes of UB, the "
-                         f"{chip.display_name} UB holds {chip.ub_bytes} usable bytes")
+        raise InputError("params.tile", p["tile"], Phrase(
+            "refusal.vector_add.fits_ub", fit=fit, buffers=p["buffer_num"], need=need,
+            chip=chip.display_name, ub=chip.ub_bytes))
     return p
 
 
@@ -123,11 +124,9 @@ def check_size(chip: Chip, p: dict) -> None:
     per_tile, cap = ops_per_tile(chip, p["dtype"]), default_instruction_cap()
     count = instruction_count(chip, p)
     if count > cap:
-        raise InputError("instructions", count, instruction_limit_text(cap),
-                         f"n = {p['n']:,} in tiles of {p['tile']:,} elements, {per_tile} "
-                         f"instructions per tile; n may be at most "
-                         f"{cap // per_tile * p['tile']:,} with this tile: use a larger "
-                         "tile or a smaller n")
+        raise InputError("instructions", count, instruction_limit_text(cap), Phrase(
+            "refusal.hint.vector_add_size", n=f"{p['n']:,}", tile=f"{p['tile']:,}",
+            per_tile=per_tile, most=f"{cap // per_tile * p['tile']:,}"))
 
 
 def largest_tile(chip: Chip, dtype: str, buffer_num: int) -> int:

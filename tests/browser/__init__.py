@@ -14,7 +14,10 @@ Every wait is for something the app signals, never for a fixed time:
   for the state after it;
 * the charts are drawn: Plotly draws after the run has ended, so ``wait_for_charts``
   waits until every chart on the page has its SVG;
-* a value has changed, the URL says something: ``wait_for_change``, ``wait_for_url``.
+* a value has changed, the URL says something: ``wait_for_change``, ``wait_for_url``;
+* a kernel page's controls apply on its Apply button (``explorer.ui.apply``): a changed
+  control reruns only their fragment, and ``apply`` presses the button once the change
+  has enabled it and waits for the page run the press starts.
 
 Playwright's own waits use the suite's one deadline (`tests.waiting.DEADLINE_S`) as the
 context's default timeout. Playwright never downloads a browser here (``playwright
@@ -29,6 +32,7 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
+from explorer.ui.apply import BUTTON as APPLY_BUTTON
 from explorer.ui.run_marker import TEST_ID as RUN_MARKER_ID
 from tests.app_server import OUTPUT_DIR, REPO_ROOT  # noqa: F401  (re-exported)
 from tests.waiting import DEADLINE_MS, POLL_INTERVAL_S, poll_until
@@ -103,6 +107,17 @@ def rerun(page):
     before = run_count(page)
     yield
     wait_for_run(page, before)
+
+
+def apply(page) -> None:
+    """Press a kernel page's Apply button and wait for the page run it starts to end.
+
+    A changed control reruns only the controls' fragment (no run marker: the page does not
+    run), which enables the button once the change has reached the app; Playwright's click
+    waits for the button to be enabled, so the press always carries the change."""
+    button = page.locator(f".st-key-{APPLY_BUTTON}").get_by_role("button")
+    with rerun(page):
+        button.click()
 
 
 def wait_for_text_drawn(page, text: str) -> None:

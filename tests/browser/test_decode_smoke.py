@@ -1,17 +1,18 @@
 """One real-browser pass through the KV cache and decode page: it draws its charts,
-switching the attention implementation re-emulates the layer and lands in the URL, a
+switching the attention implementation and pressing Apply re-emulates the layer and
+lands in the URL, a
 shared link reopens the same scenario, and nothing raises. Screenshots in English and
 Chinese land in test-output/ for a human look."""
 from __future__ import annotations
 
 from tests.browser import (
     CHART,
+    apply,
     assert_chinese,
     exception_texts,
     metric_value,
     open_app,
     open_rendered,
-    rerun,
     screenshot,
     wait_for_charts,
 )
@@ -24,8 +25,8 @@ def _step_time(page) -> str:
 def test_decode_page_switches_implementation(app_url, page):
     open_app(page, f"{app_url}/decode")
     before = _step_time(page)
-    with rerun(page):
-        page.locator('[data-testid="stRadio"]').get_by_text("cube + vector", exact=True).click()
+    page.locator('[data-testid="stRadio"]').get_by_text("cube + vector", exact=True).click()
+    apply(page)  # the click reran the controls alone; Apply runs the page
     after = _step_time(page)
     assert after.endswith("ms") and after != before
     assert "impl=cube_vector" in page.url

@@ -1,9 +1,9 @@
-"""The figures are legible as a browser draws them (issue 19): on the vector add, GEMM,
-decode, precision and multi-card pages at 1400 x 900, in English and Chinese, no two
-visible texts of a chart overlap and none is cut by the chart's edge. Compared pairwise:
-the free texts (annotations, which include subplot titles; legend entries; the title;
-text drawn at points), and the tick labels of each axis among themselves. A screenshot
-of each page, and of each of its charts, lands in test-output/.
+"""Every page is legible as a browser draws it (issue 19): on each page of the app at
+1400 x 900, in English and Chinese, no two visible texts of a chart overlap and none is
+cut by the chart's edge, and no metric tile or static table cell cuts its text off.
+Compared pairwise: the free texts (annotations, which include subplot titles; legend
+entries; the title; text drawn at points), and the tick labels of each axis among
+themselves. A screenshot of each page, and of each of its charts, lands in test-output/.
 
 The boxes are the browser's own (each SVG text's box and its transform on screen), so
 this catches what the estimates of tests/test_plot_conventions.py cannot: real fonts,
@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import app
 from tests.browser import (
     OUTPUT_DIR,
     PLOT,
@@ -25,7 +26,8 @@ from tests.browser import (
 )
 
 VIEWPORT = {"width": 1400, "height": 900}
-PAGES = ("vector_add", "gemm", "decode", "precision", "multicard")
+#: every page of the app, by its URL path (the start page is "")
+PAGES = tuple(path for _, path, _, _ in app.PAGES)
 #: overlap (px, both ways) two boxes may share: glyph boxes of neighbouring lines touch
 SLACK_PX = 1.0
 
@@ -91,6 +93,15 @@ def overlaps(boxes: list[dict]) -> list[tuple[str, str]]:
             if intersect(a, b)]
 
 
+# Texts a page draws cut off: a metric tile's value or label, or a static table's cell,
+# whose text is wider than its box (Streamlit ends it with an ellipsis).
+_CUT_TEXTS_JS = """() => [...document.querySelectorAll(
+        '[data-testid="stMetricValue"] div, [data-testid="stMetricLabel"] p, '
+        + '[data-testid="stTable"] td, [data-testid="stTable"] th')]
+    .filter((el) => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
+    .map((el) => el.textContent.trim())"""
+
+
 @pytest.fixture(scope="module")
 def wide_page(browser):
     """A page at the size the issue was seen at (1400 x 900)."""
@@ -107,12 +118,13 @@ def test_no_two_texts_of_a_chart_overlap(app_url, wide_page, name, lang):
     open_app(wide_page, f"{app_url}/{name}?lang={lang}")
     wait_for_charts(wide_page)
     assert exception_texts(wide_page) == []
-    screenshot(wide_page, f"figures_{name}_{lang}")
+    screenshot(wide_page, f"page_{name or 'start'}_{lang}")
+    assert wide_page.evaluate(_CUT_TEXTS_JS) == [], f"texts cut off on /{name} ({lang})"
     problems = {}
     charts = wide_page.locator(PLOT)
     for index in range(charts.count()):
         chart = charts.nth(index)
-        chart.screenshot(path=str(OUTPUT_DIR / f"figures_{name}_{lang}_{index}.png"))
+        chart.screenshot(path=str(OUTPUT_DIR / f"figures_{name or 'start'}_{lang}_{index}.png"))
         seen = chart.evaluate(_TEXT_BOXES_JS)
         clashes = overlaps(seen["free"]) + [(text, "the chart's edge")
                                             for text in cut(seen["free"], seen["frame"])]

@@ -1,12 +1,14 @@
 """One real-browser pass through the GEMM page: it draws its charts, changing the task
-order redraws the task-grid picture, the split-K example shortens a small GEMM, and
-nothing raises. Screenshots in English and Chinese land in test-output/ for a human look.
+order and pressing Apply redraws the task-grid picture, the split-K example (applied at
+once) shortens a small GEMM, and nothing raises. Screenshots in English and Chinese land
+in test-output/ for a human look.
 """
 from __future__ import annotations
 
 from tests.browser import (
     CHART,
     PLOT,
+    apply,
     assert_chinese,
     exception_texts,
     metric_value,
@@ -30,8 +32,8 @@ def test_gemm_page_redraws_when_controls_change(app_url, page):
     picture = grid.inner_html()
 
     page.locator('[data-testid="stSelectbox"]').filter(has_text="Task order").click()
-    with rerun(page):
-        page.get_by_role("option", name="column-major (y outer)").click()
+    page.get_by_role("option", name="column-major (y outer)").click()  # the controls alone
+    apply(page)
     assert "policy=col_major" in page.url
     wait_for_change(grid.inner_html, picture)  # Plotly redraws after the run
 

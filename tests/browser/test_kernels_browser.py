@@ -1,7 +1,8 @@
 """One real-browser pass through the generic kernel page ("More kernels") on RMSNorm: it
-draws its charts, a number typed into the rows widget re-emulates the run (the duration
-the library gives for the new scenario) and lands in the URL, and nothing raises; then
-the same page in Chinese. Screenshots land in test-output/ for a human look."""
+draws its charts, a number typed into the rows widget leaves the run as it was until Apply
+re-emulates it (the duration the library gives for the new scenario) and writes it into
+the URL, and nothing raises; then the same page in Chinese. Screenshots land in
+test-output/ for a human look."""
 from __future__ import annotations
 
 import kernels
@@ -11,12 +12,12 @@ from explorer.plots.report_figures import format_metric
 from explorer.ui import kernel_pages, state
 from tests.browser import (
     CHART,
+    apply,
     assert_chinese,
     exception_texts,
     metric_value,
     open_app,
     open_rendered,
-    rerun,
     screenshot,
     wait_for_charts,
     wait_for_url,
@@ -49,8 +50,9 @@ def test_kernels_page_reruns_when_rows_change(app_url, page):
     rows.click()
     page.keyboard.press("ControlOrMeta+a")
     page.keyboard.type("128")
-    with rerun(page):
-        page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # reruns the controls alone
+    assert _duration(page) == before and "rows=64" in page.url
+    apply(page)
     wait_for_url(page, "rows=128")
     after = _duration(page)
     assert after != before and after == _expected(128)

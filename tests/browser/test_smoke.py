@@ -1,12 +1,15 @@
 """One real-browser pass through the app: the playground draws its charts, a control
-changes the run, the timeline redraws with a new makespan, and nothing raises. Screenshots
+marks the results stale without rerunning them, Apply changes the run, the timeline
+redraws with a new makespan, and nothing raises. Screenshots
 of both pages (English and Chinese) land in test-output/ for a human look.
 """
 from __future__ import annotations
 
 import hardware_presets as hp
+from explorer.core.i18n import t
 from tests.browser import (
     PLOT,
+    apply,
     assert_chinese,
     assert_clean,
     exception_texts,
@@ -14,9 +17,9 @@ from tests.browser import (
     microseconds,
     open_app,
     open_rendered,
-    rerun,
     screenshot,
     wait_for_charts,
+    wait_for_text_drawn,
 )
 
 
@@ -28,8 +31,11 @@ def test_playground_redraws_when_buffer_num_changes(app_url, page):
     assert before.endswith(("µs", "ms"))
 
     radio = page.locator('[data-testid="stRadio"]').filter(has_text="BUFFER_NUM")
-    with rerun(page):
-        radio.get_by_text("1", exact=True).click()
+    radio.get_by_text("1", exact=True).click()  # reruns the controls alone
+    wait_for_text_drawn(page, t("apply.stale", "en"))
+    assert makespan.inner_text() == before and "buffer_num=2" in page.url  # not applied yet
+    apply(page)
+    assert page.get_by_text(t("apply.stale", "en")).count() == 0
     after = makespan.inner_text()
     assert microseconds(after) > microseconds(before)
     wait_for_charts(page)
@@ -40,7 +46,7 @@ def test_playground_redraws_when_buffer_num_changes(app_url, page):
 
 
 def test_chinese_pages_render(app_url, page):
-    open_rendered(page, f"{app_url}/?lang=zh&preset=910B4", "芯片：Ascend 910B4")
+    open_rendered(page, f"{app_url}/chip?lang=zh&preset=910B4", "芯片：Ascend 910B4")
     assert_chinese(page, ("ui.chip.", "chip_section.", "architecture."),
                    ("ui.chip.title", {"chip": hp.load("910B4").display_name}),
                    "ui.chip.architecture", "chip_section.cores", "chip_section.memory")

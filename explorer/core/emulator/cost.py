@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from hardware_presets.fields import DMA_PATHS
 from kernels.common.cycles import ONCHIP_PATHS, mmad_cycles, onchip_cycles, vector_cycles
 from kernels.common.program import DTYPE_BYTES, DTYPES, Kind, Level, Pipe, Program
@@ -68,7 +68,7 @@ def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
     n_cores = len(chip.core_kinds())
     if n and (c["core"].min() < 0 or c["core"].max() >= n_cores):
         raise InputError("core", int(c["core"].max()),
-                         f"0..{n_cores - 1} (cores of {chip.display_name})")
+                         Phrase("refusal.emulator.core", last=n_cores - 1, chip=chip.display_name))
     cycles, latency = np.zeros(n), np.zeros(n)
     max_out, gm = np.ones(n, np.int8), np.zeros(n, np.int8)
     cap_hbm, cap_l2 = np.zeros(n), np.zeros(n)
@@ -124,8 +124,9 @@ def _mmad_cycles(c: dict, rows: np.ndarray, chip: Chip) -> np.ndarray:
                    for d in DTYPES], dtype=np.int64)[np.maximum(c["dtype"][rows], 0)]
     if (k0 == 0).any():
         name = DTYPES[int(c["dtype"][rows][np.argmax(k0 == 0)])]
-        raise InputError("precision", name, f"one of {chip.cube_precisions} on the "
-                         f"{chip.display_name} cube")
+        raise InputError("precision", name, Phrase(
+            "refusal.emulator.precision", options=", ".join(chip.cube_precisions),
+            chip=chip.display_name))
     return mmad_cycles(chip, c["m"][rows], c["n"][rows], c["k"][rows], k0)
 
 
@@ -150,7 +151,7 @@ def _dma_path(c: dict, rows: np.ndarray, chip: Chip, prefix: str, out: tuple) ->
         return
     cycles, latency, max_out, cap_hbm, cap_l2 = out
     if prefix == "fixpipe_gm" and not chip.has_fixpipe:
-        raise InputError("pipe", "FIX", f"no fixpipe on {chip.display_name} (coupled)")
+        raise InputError("pipe", "FIX", Phrase("refusal.emulator.fixpipe", chip=chip.display_name))
     bursts = np.ceil(c["nbytes"][rows] / chip.dma_burst_bytes)
     cycles[rows] += getattr(chip, f"{prefix}_issue_cycles") + \
         bursts * getattr(chip, f"{prefix}_burst_cycles")
@@ -172,11 +173,11 @@ def _onchip_cycles(c: dict, rows: np.ndarray, chip: Chip, cycles: np.ndarray) ->
         sel = left & (src == s) & (dst == d)
         if sel.any() and getattr(chip, rate) <= 0:
             raise InputError("transfer path", f"{s.name}->{d.name}",
-                             f"a path {chip.display_name} has ({rate} is 0)")
+                             Phrase("refusal.emulator.path", chip=chip.display_name, rate=rate))
         cycles[rows[sel]] += onchip_cycles(chip, s, d, c["nbytes"][rows[sel]])
         left &= ~sel
     if left.any():
         i = int(np.argmax(left))
         path = f"{Level(int(src[i])).name}->{Level(int(dst[i])).name}"
-        raise InputError("transfer path", path, "a path the chip has: GM<->L1/UB/L0, "
-                         + ", ".join(f"{s.name}->{d.name}" for s, d in ONCHIP_PATHS))
+        raise InputError("transfer path", path, Phrase("refusal.emulator.paths", paths=", ".join(
+            f"{s.name}->{d.name}" for s, d in ONCHIP_PATHS)))

@@ -10,10 +10,11 @@ import time
 import numpy as np
 
 from hardware_presets import Chip
-from hardware_presets.errors import InputError
+from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.program import Level, Pipe, Program, ProgramBuilder, VClass
 
+from ..i18n import t
 from ._jit.events import run_events
 from .cost import GM_NONE, compute_costs
 from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
@@ -21,19 +22,24 @@ from .reference import run_reference
 from .schedule import Schedule
 
 ENGINES = ("jit", "reference")
+#: the message id of what a deadlock says; ``DeadlockError.values`` fill it
+DEADLOCK_ID = "engine.deadlock"
 
 
 class DeadlockError(RuntimeError):
-    """The program's dependencies (or a SyncAll) can never be satisfied."""
+    """The program's dependencies (or a SyncAll) can never be satisfied.
+
+    ``values`` holds its parts (how many instructions never ran, of how many, the first
+    one's index, op and core), which ``DEADLOCK_ID`` words in the reader's language; the
+    exception's text is that sentence in English (logs, the CLI)."""
 
     def __init__(self, unfinished: np.ndarray, program: Program) -> None:
         first = int(unfinished[0])
-        op = program.op_names[int(program.cols["op"][first])]
         self.unfinished = unfinished
-        super().__init__(
-            f"{len(unfinished)} of {len(program)} instructions never ran (deadlock); the "
-            f"first is #{first} '{op}' on core {int(program.cols['core'][first])}. A SyncAll "
-            "needs every participating core to arrive, and dependencies must not form a cycle.")
+        self.values = {"unfinished": len(unfinished), "instructions": len(program),
+                       "first": first, "op": program.op_names[int(program.cols["op"][first])],
+                       "core": int(program.cols["core"][first])}
+        super().__init__(t(DEADLOCK_ID, "en", **self.values))
 
 
 def run_jit(inp: EngineInput) -> Schedule:
@@ -57,7 +63,7 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
     cap = max_instructions or default_instruction_cap()
     if len(program) > cap:
         raise InputError("instructions", len(program), instruction_limit_text(cap),
-                         "use larger tiles or a smaller problem")
+                         Phrase("refusal.hint.larger_tiles"))
     if engine not in ENGINES:
         raise InputError("engine", engine, f"one of {ENGINES}")
     schedule = execute(prepare(program, chip), engine)

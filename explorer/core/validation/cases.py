@@ -50,6 +50,14 @@ class Case:
     ratios: tuple = ()  # (metric, published value)
     ratio_tolerance: float = 0.0
     copy: tuple = ()  # (path, bytes) for a DataCopy point
+    chip_note_zh: str = ""  # the two descriptions in Chinese ("": the English stands in)
+    method_zh: str = ""
+
+    def described(self, lang: str) -> tuple[str, str]:
+        """(chip note, method) in ``lang``: the Chinese when the case gives it."""
+        if lang == "zh":
+            return self.chip_note_zh or self.chip_note, self.method_zh or self.method
+        return self.chip_note, self.method
 
 
 @dataclass(frozen=True)
@@ -81,11 +89,12 @@ def cases() -> tuple[Case, ...]:
     out = [Case(id=c["id"], group=c["group"], preset=c["preset"],
                 published_us=float(c["published_us"]), tolerance=float(c["tolerance"]),
                 source=c["source"], chip_note=c["chip_note"], method=c["method"],
+                chip_note_zh=c.get("chip_note_zh", ""), method_zh=c.get("method_zh", ""),
                 kernel=c["kernel"], params=tuple(sorted(c["params"].items())),
                 ratios=tuple(sorted(c.get("ratios", {}).items())),
                 ratio_tolerance=float(c.get("ratio_tolerance", 0.0)))
            for c in doc["case"]]
-    clock = copies.clock_mhz()
+    clock, say = copies.clock_mhz(), copies.descriptions()
     for curve in copies.curves():
         for nbytes, cycles in zip(curve.nbytes, curve.cycles):
             out.append(Case(
@@ -93,8 +102,9 @@ def cases() -> tuple[Case, ...]:
                 preset="910B1", published_us=float(cycles / clock),
                 tolerance=COPY_TOLERANCE[curve.path],
                 source=MSKPP_SOURCE.format(table=curve.table),
-                chip_note=f"{curve.title}: one core, data in L2",
-                method="time per copy of 1024 serial copies (msKPP calibration table)",
+                chip_note=say["chip_note"].format(title=curve.title),
+                chip_note_zh=say["chip_note_zh"].format(title=curve.title),
+                method=say["method"], method_zh=say["method_zh"],
                 copy=(curve.path, int(nbytes))))
     return tuple(out)
 

@@ -67,6 +67,14 @@ def curves() -> tuple[Curve, ...]:
     return tuple(out)
 
 
+def descriptions() -> dict[str, str]:
+    """How the validation table describes every point: ``chip_note`` and ``method`` in
+    English, with ``_zh`` translations (``{title}`` is the curve's title)."""
+    doc = tomllib.loads(TABLES.read_text(encoding="utf-8"))
+    return {key: doc["describe"][key] for key in ("chip_note", "chip_note_zh", "method",
+                                                  "method_zh")}
+
+
 def clock_mhz() -> float:
     """The clock msKPP converts its cycles at (fixed, whatever the chip)."""
     return float(tomllib.loads(TABLES.read_text(encoding="utf-8"))["clock_MHz"])

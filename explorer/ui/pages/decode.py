@@ -4,14 +4,21 @@ the KV bytes decide how many sequences fit next to the weights and, streamed fro
 how long the attention takes; the implementation decides how close to the HBM roof it
 gets.
 
-Read the widgets (their ranges follow the other parameters: the page's own checks,
-``decode_view.runs``, decide what it accepts; a value it would refuse moves into range,
-the refusal shown), split a model too big for one chip over cards (one card's share is
-emulated), check the parameters (auto values resolved), show the KV memory calculator
-(the shapes alone decide it), refuse what would not fit in HBM or is too big to emulate
-here, run the cached decode step (one emulated layer times the model's layers), draw it,
-explain. Bad input is shown translated and the page stays usable. Streamlit runs this
-file as the page script (``__name__ == "__main__"``).
+The answer comes first. One-click examples apply at once; the controls (their ranges
+follow the other parameters: the page's own checks, ``decode_view.runs``, decide what it
+accepts; a value it would refuse moves into range, the refusal shown as an error) are
+drawn in the page's apply fragment (``apply.controls``): a changed widget reruns them
+alone, and the results keep showing the applied values, marked stale, until "Apply" runs
+the new ones. From the applied values: a model too big for one chip is split over cards
+(one card's share is emulated), the parameters are checked (auto values resolved), what
+would not fit in HBM or is too big to emulate here is refused, and the cached decode step
+(one emulated layer times the model's layers) is shown: the step's tiles, the layer's
+tiles and timeline, the advisor's top finding on that layer (its full checklist folded),
+then the figures with their captions, the KV memory calculator, and the long tail folded
+(the append comparison, the buffer plan, the numerical check, the blog's claim, the
+Ascend C explanation), the downloads and the upload. Bad input is shown translated and
+the page stays usable. Streamlit runs this file as the page script
+(``__name__ == "__main__"``).
 """
 from __future__ import annotations
 
@@ -22,6 +29,7 @@ import streamlit as st
 from explorer.core import Scenario
 from explorer.ui import (
     advisor_view,
+    apply,
     decode_controls,
     decode_explain,
     decode_view,
@@ -68,8 +76,17 @@ def _scenario(chip: Chip, w: decode_view.Prepared, seed: int) -> Scenario | None
         return None
 
 
-def _results(scenario: Scenario) -> None:
-    """Emulate (cached) and show the step, the layer, the roofline, the append, the check."""
+def _capacity(chip: Chip, w: decode_view.Prepared) -> None:
+    """The KV memory calculator (the shapes alone decide it), and the buffer plan behind
+    the tile and heads per pass, folded."""
+    decode_view.show_memory(chip, w.p, w.lengths, w.layout)
+    with st.expander(state.tr("ui.decode.plan.title"), icon=":material/memory:"):
+        decode_explain.show_plan(chip, w.p)
+
+
+def _results(chip: Chip, w: decode_view.Prepared, scenario: Scenario) -> None:
+    """Emulate (cached); the answer (the step, the layer, the advisor's top finding on the
+    layer shown), then the figures and the KV memory, then the long tail folded."""
     try:
         with st.spinner(state.tr("ui.decode.running")):
             s = decode_view.step(scenario)
@@ -79,47 +96,62 @@ def _results(scenario: Scenario) -> None:
     st.subheader(state.tr("ui.decode.step.title"))
     decode_view.show_step(s)
     decode_view.show_layer(scenario, s)
+    advisor_view.show_advisor(s.result)  # the layer the tiles show, whatever the phases
+    decode_view.show_ops(s)
     left, right = st.columns(2)
     with left:
-        decode_view.show_roofline(scenario)
+        decode_view.show_latency(s)
     with right:
         decode_view.show_hbm(s)
         decode_explain.show_bound(s)
-    decode_view.show_append(scenario, s)
-    left, right = st.columns(2)
-    with left:
-        st.subheader(state.tr("ui.va.numerics"))
-        decode_view.show_numerics(s)
-    with right:
-        st.subheader(state.tr("ui.va.downloads"))
-        run_view.show_downloads(scenario)
-    advisor_view.show_advisor(state.simulate(scenario))
+    decode_view.show_layer_figures(scenario)
+    _capacity(chip, w)
+    with st.expander(state.tr("ui.decode.append.title"), icon=":material/add_box:"):
+        decode_view.show_append(scenario, s)
+    with st.expander(state.tr("apply.roofline"), icon=":material/show_chart:"):
+        decode_view.show_roofline(scenario)
+    run_view.show_check_folded(s, decode_view.show_numerics, s.result.numerics.passed)
+    run_view.show_downloads(scenario)
+
+
+def _explain(chip: Chip) -> None:
+    """The blog's KV-cache claim recomputed, and the kernel in Ascend C, folded."""
+    decode_explain.show_blog(chip)
+    with st.expander(state.tr("ui.decode.explain.title"), icon=":material/school:"):
+        decode_explain.explain()
 
 
 def main() -> None:
-    """Draw the page: examples, controls, KV memory, buffer plan, results, explanation."""
+    """Draw the page: examples, controls, then the answer, the figures and the long tail."""
     widgets.sidebar()
     chip = state.chip()
     st.title(state.tr("ui.decode.title"))
     st.caption(state.tr("ui.decode.intro", chip=chip.display_name,
                         cores=dp.block_dim_limit(chip)))
-    for exc in decode_controls.take_url(chip):
+    taken = decode_controls.take_url(chip)
+    for exc in taken.refused:
         _refused(exc)
     decode_controls.examples()
-    params, notices = decode_controls.controls(chip, partial(decode_view.runs, chip))
-    decode_controls.show_notices(notices)
-    seed = params.pop("seed")
-    w = _prepared(chip, params, seed)
+    values = apply.controls(decode_controls.PREFIX, partial(_controls, chip),
+                            fresh=bool(taken.names or taken.refused))
+    params = {k: v for k, v in values.items() if k != "seed"}
+    w = _prepared(chip, params, values["seed"])
     if w is not None:
         _cards(chip, params, w)
-        decode_view.show_memory(chip, w.p, w.lengths, w.layout)
-        decode_explain.show_plan(chip, w.p)
-        scenario = _scenario(chip, w, seed)
+        scenario = _scenario(chip, w, values["seed"])
         if scenario is not None:
-            _results(scenario)
-    decode_explain.show_blog(chip)
-    decode_explain.explain()
-    state.sync_url(decode_controls.url_params({**params, "seed": seed}))
+            _results(chip, w, scenario)
+        else:
+            _capacity(chip, w)
+    _explain(chip)
+    state.sync_url(decode_controls.url_params(values))
+
+
+def _controls(chip: Chip, _first: bool) -> dict:
+    """The widgets within what the page runs, and the values moved into range."""
+    params, notices = decode_controls.controls(chip, partial(decode_view.runs, chip))
+    decode_controls.show_notices(notices)
+    return params
 
 
 if __name__ == "__main__":

@@ -2,11 +2,17 @@
 tasks (X over M, Y over N, Z splitting K) that a 1-D launch of blockDim cube cores walks
 in waves, and what the tiling, the grid, the policy and split-K do to the cube's time.
 
-Read the widgets, build a Scenario from them and the sidebar's chip, draw the task grid
-(the plan alone decides it), run the cached simulate, draw the cached figures, explain.
-Bad input is shown translated, led by the field's label, and the page stays usable: a value
-it refuses moves, visibly, to the nearest one it runs (``gemm_controls.controls``).
-Streamlit runs this file as the page script (``__name__ == "__main__"``).
+The answer comes first. One-click examples apply at once; the controls
+(``gemm_controls.controls``) are drawn in the page's apply fragment (``apply.controls``):
+a changed widget reruns them alone (the buffer occupancy follows it live), and the results
+keep showing the applied values, marked stale, until "Apply" runs the new ones. Then, from
+the applied scenario: the metric tiles, the timeline, the advisor's top finding (its full
+checklist folded), the task grid (the plan alone decides it), the summary figures with
+their captions, and the long tail folded (the bandwidth over time, the numerical check,
+the explanation of the Ascend C API), the downloads and the upload. Bad input is shown
+translated, led by the field's label, and the page stays usable: a value it refuses moves,
+visibly, to the nearest one it runs. Streamlit runs this file as the page script
+(``__name__ == "__main__"``).
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import streamlit as st
 from explorer.core import Scenario
 from explorer.ui import (
     advisor_view,
+    apply,
     errors,
     gemm_controls,
     gemm_explain,
@@ -41,7 +48,8 @@ def _scenario(params: dict, seed: int) -> Scenario | None:
 
 
 def _results(scenario: Scenario) -> None:
-    """Emulate (cached) and show metrics, timeline, figures, the check and downloads."""
+    """Emulate (cached); the answer (tiles, timeline, the advisor's top finding), then the
+    task grid and the figures, then the long tail."""
     try:
         with st.spinner(state.tr("ui.gemm.running")):
             result = state.simulate(scenario)
@@ -51,14 +59,21 @@ def _results(scenario: Scenario) -> None:
     st.subheader(state.tr("ui.gemm.metrics"))
     gemm_view.show_metrics(result)
     gemm_view.show_timeline(scenario, result)
+    advisor_view.show_advisor(result)
+    gemm_view.show_grid(scenario)
     gemm_view.show_figures(scenario)
     run_view.show_closing(scenario, result, lambda: gemm_view.show_figure("bandwidth", scenario),
-                          gemm_view.show_numerics)
-    advisor_view.show_advisor(result)
+                          gemm_view.show_numerics, "apply.bandwidth")
+
+
+def _explain(chip, params: dict | None) -> None:
+    """Why the launch is 1-D, the default tiling and the Ascend C API, folded."""
+    with st.expander(state.tr("ui.gemm.explain.title"), icon=":material/school:"):
+        gemm_explain.explain(chip, params)
 
 
 def main() -> None:
-    """Draw the page: examples, controls, task grid, results, explanation."""
+    """Draw the page: examples, controls, then the answer, the figures and the long tail."""
     widgets.sidebar()
     chip = state.chip()
     st.title(state.tr("ui.gemm.title"))
@@ -66,15 +81,17 @@ def main() -> None:
                         cores=len(chip.cube_core_ids())))
     taken = gemm_controls.take()
     gemm_controls.examples()
-    params = gemm_controls.controls(chip, taken)
-    seed = params.pop("seed")
+    values = apply.controls(
+        gemm_controls.PREFIX,
+        lambda first: gemm_controls.controls(chip, taken if first else None),
+        fresh=bool(taken.names or taken.refused))
+    params = {k: v for k, v in values.items() if k != "seed"}
     gemm_explain.sparsity_note(params)
-    scenario = _scenario(params, seed)
+    scenario = _scenario(params, values["seed"])
     if scenario is not None:
-        gemm_view.show_grid(scenario)
         _results(scenario)
-    gemm_explain.explain(chip, scenario.params_dict if scenario is not None else None)
-    state.sync_url({**params, "seed": seed})
+    _explain(chip, scenario.params_dict if scenario is not None else None)
+    state.sync_url(values)
 
 
 if __name__ == "__main__":
