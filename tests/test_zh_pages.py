@@ -135,10 +135,6 @@ EXPECTED_ENGLISH: dict[str, dict[str, str]] = {
     # channel)", "elements (0 = auto)"); needs a message id per unit
     "kernels": {"cores": _UNIT, "cube": _UNIT, "all": _UNIT, "elements": _UNIT, "auto": _UNIT,
                 "channel": _UNIT, "per": _UNIT},
-    # sparse page: explorer/ui/sparse_explain.py shows PolicyInfo.reference as it is; two of
-    # them are not papers but words: "the blog, section 4.2" and "baseline"
-    "sparse": {"the": "PolicyInfo.reference", "blog": "PolicyInfo.reference",
-               "section": "PolicyInfo.reference", "baseline": "PolicyInfo.reference"},
 }
 
 

@@ -128,7 +128,8 @@ def _policy_line(name: str) -> str:
     flags = [state.tr(msg_id) for flag, msg_id in FLAG_IDS.items() if getattr(info, flag)]
     return state.tr("ui.sparse.policy_line", name=policy_name(name, lang),
                     text=state.tr(POLICY_TEXT_IDS[name]),
-                    reference=errors.escape(info.reference),
+                    reference=state.tr(info.reference_id) if info.reference_id
+                    else errors.escape(info.reference),
                     flags="; ".join(flags) or state.tr("ui.sparse.flag.none"))
 
 

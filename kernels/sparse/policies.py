@@ -33,19 +33,22 @@ from hardware_presets.errors import InputError, Phrase
 
 @dataclass(frozen=True)
 class PolicyInfo:
-    """What the page says about a policy: one line, its paper, whether it needs the
-    current query (decides per step, evicts nothing) and whether it stores indices."""
+    """What the page says about a policy: one line, its source (a paper's citation, kept
+    as published, or the message id of words such as "the blog, section 4.2"), whether it
+    needs the current query (decides per step, evicts nothing) and whether it stores
+    indices."""
 
     name: str
     description: str
     reference: str
     query_aware: bool = False
     indexed: bool = True
+    reference_id: str = ""
 
 
 POLICY_INFO: dict[str, PolicyInfo] = {p.name: p for p in (
     PolicyInfo("norm_high", "keep the keys with the largest L2 norm (the blog's mean of "
-               "squared key values, same order)", "the blog, section 4.2"),
+               "squared key values, same order)", "", reference_id="sparse.reference.blog"),
     PolicyInfo("norm_low", "keep the keys with the smallest L2 norm",
                "Devoto et al. 2024, A Simple and Effective L2 Norm-Based Strategy for KV "
                "Cache Compression, arXiv 2406.11430"),
@@ -58,7 +61,7 @@ POLICY_INFO: dict[str, PolicyInfo] = {p.name: p for p in (
                "Tang et al. 2024, Quest: Query-Aware Sparsity for Efficient Long-Context "
                "LLM Inference, arXiv 2406.10774", query_aware=True, indexed=False),
     PolicyInfo("random", "keep uniformly random tokens besides the sinks and window "
-               "(baseline)", "baseline"),
+               "(baseline)", "", reference_id="sparse.reference.baseline"),
 )}
 POLICIES: tuple[str, ...] = tuple(POLICY_INFO)
 MAX_PAGE_SIZE = 4096
