@@ -113,7 +113,7 @@ def test_common_strings():
     assert (t("nav.chip", "en"), t("nav.chip", "zh")) == ("Chip", "芯片")
     assert t("nav.vector_add", "zh") == "向量加法实验台"
     assert (t("estimate.label", "en"), t("estimate.label", "zh")) == ("estimate", "估计值")
-    for msg_id in ("app.tagline", "sidebar.language", "sidebar.chip", "download.scenario",
+    for msg_id in ("app.title", "sidebar.language", "sidebar.chip", "download.scenario",
                    "download.trace", "download.csv"):
         assert all(i18n.has(msg_id, lang) for lang in LANGUAGES), msg_id
 

@@ -13,10 +13,6 @@ quoted text and references, a validation case's source) stays as its document wr
 
 Refusals and the emulator's deadlock are checked the same way on the pages that show them
 (vector add with a misaligned tile, the troubleshooting lab).
-
-Pages other engineers are reworking show English that this test names in
-``EXPECTED_ENGLISH`` (page -> the words, with where they come from): those pages run as
-strict expected failures until the list for them is emptied.
 """
 from __future__ import annotations
 
@@ -116,51 +112,15 @@ def english_words(shown: list[str]) -> dict[str, str]:
     return found
 
 
-# ---- what pages other engineers are reworking still show ---------------------------------
-#: page -> English words it shows today, for the lead to empty as the owners fix them (each
-#: such page is a strict expected failure: fixing it fails the test until its entry goes)
-_UNIT = "ParamSpec.unit printed as it is"
-EXPECTED_ENGLISH: dict[str, dict[str, str]] = {
-    # chip page: explorer/ui/widgets.py (unit, field_help) has no words for the units
-    # "copies", "cycles/burst", "cycles/repeat" (_UNIT_IDS): "范围：0 到 256 copies"
-    "chip": {"copies": "widgets._UNIT_IDS", "cycles": "widgets._UNIT_IDS"},
-    # decode page: ui.decode.param.cards.help (zh) keeps "1/cards" and "auto"; the append
-    # explanation's formula keeps "length" and "seq" outside a code span
-    "decode": {"cards": "decode catalogue", "auto": "decode catalogue",
-               "length": "decode catalogue", "seq": "decode catalogue"},
-    # GEMM page: the sparsity help says "2 bit 索引" (2 位索引)
-    "gemm": {"bit": "gemm catalogue"},
-    # generic kernel page (explorer/ui/generic_kernel.py): a parameter's help prints the
-    # ParamSpec's English unit ("cube cores (0 = all)", "K elements per scale (0 = per
-    # channel)", "elements (0 = auto)"); needs a message id per unit
-    "kernels": {"cores": _UNIT, "cube": _UNIT, "all": _UNIT, "elements": _UNIT, "auto": _UNIT,
-                "channel": _UNIT, "per": _UNIT},
-}
-
-
 def _page_words(page: str) -> dict[str, str]:
     at = open_page(f"explorer/ui/pages/{page}.py", {"lang": "zh"})
     return english_words(shown_text(at))
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p not in EXPECTED_ENGLISH])
+@pytest.mark.parametrize("page", PAGES)
 def test_a_chinese_page_shows_no_english(page):
     found = _page_words(page)
     assert not found, "\n".join(f"{word!r} in {text[:160]!r}" for word, text in found.items())
-
-
-@pytest.mark.parametrize("page", sorted(EXPECTED_ENGLISH))
-def test_pages_being_reworked_show_only_the_english_listed(page):
-    """The English these pages show is exactly what EXPECTED_ENGLISH lists, nothing new."""
-    found = _page_words(page)
-    new = {w: text for w, text in found.items() if w not in EXPECTED_ENGLISH[page]}
-    assert not new, "\n".join(f"{word!r} in {text[:160]!r}" for word, text in new.items())
-
-
-@pytest.mark.xfail(strict=True, reason="EXPECTED_ENGLISH: pages other engineers are reworking")
-@pytest.mark.parametrize("page", sorted(EXPECTED_ENGLISH))
-def test_pages_being_reworked_will_show_no_english(page):
-    assert not _page_words(page)
 
 
 # ---- refusals and the deadlock -----------------------------------------------------------
@@ -172,8 +132,6 @@ def test_the_lab_says_its_refusals_and_its_deadlock_in_chinese():
     assert t("lab.deadlock", "zh", message="").strip() in texts(at.error).replace("\\", "")
 
 
-@pytest.mark.xfail(strict=True, reason="explorer/ui/page_params.py (reason) quotes "
-                   "exc.allowed, the English; errors.reason(exc, lang) says it translated")
 def test_a_refusal_on_a_chinese_page_has_no_english():
     at = open_page("explorer/ui/pages/vector_add.py", {"lang": "zh", "tile": "1000"})
     shown = [e.value for e in at.error]
@@ -247,3 +205,19 @@ def test_the_uploader_style_replaces_streamlits_words_in_the_session_language():
     assert f".st-key-{uploads.box_key('w.scenario_upload')} " in css
     assert t("uploads.button", "zh") in css and t("uploads.drag", "zh") in css
     assert "stFileUploaderDropzoneInstructions" in css and "display: none" in css
+
+
+#: units that are the same in every language
+INTERNATIONAL_UNITS = frozenset({"", "KiB", "MiB", "GiB", "GB/s", "MHz"})
+
+
+def test_every_unit_a_page_shows_has_words_in_both_languages():
+    """Chip fields' and kernel parameters' units are shown in help texts and ranges: each
+    is international or has its words (explorer.ui.widgets._UNIT_IDS) in both catalogues."""
+    from explorer.ui import widgets
+    units = {s.unit for s in hp.FIELDS.values()}
+    units |= {s.unit for record in kernels.KERNELS.values() for s in record.params}
+    missing = sorted(u for u in units - INTERNATIONAL_UNITS if u not in widgets._UNIT_IDS)
+    assert missing == []
+    for msg_id in widgets._UNIT_IDS.values():
+        assert t(msg_id, "zh") != t(msg_id, "en")

@@ -11,7 +11,9 @@ own checks (``Runs``: the kernel's check, HBM, the emulation size, on what the p
 emulates) for the largest batch, mean_len and max_len with the other settings as they
 are; the chip and the kernel give block_dim's and heads_per_pass's ranges. A value the
 page would refuse (from a link, or after another setting or the chip changed) moves into
-its range with a notice that shows the refusal, led by the field's label.
+its range with an error box that shows the refusal, led by the field's label, as every
+page shows a refusal. The rarely changed widgets of each group are folded under "More
+options"; the page draws them all in its apply fragment (``explorer.ui.apply``).
 A model whose weights do not fit one chip is split over the fewest cards that hold it
 (``cards``, tensor parallelism as the multi-card page splits it), and the model list says
 so before it is picked. Choosing "explicit list" fills the list with the lengths the page

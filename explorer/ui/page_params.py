@@ -103,7 +103,7 @@ class Rules:
         exc = self.refusal({**p, name: value})
         if exc is None:
             return ""
-        text = f"{exc.allowed}; {exc.hint}" if exc.hint else exc.allowed
+        text = errors.reason(exc, state.language())
         if name in _WORD.findall(exc.field.removeprefix("params.")):
             return text
         lead = errors.field_label(exc.field, state.language(), self.label_id)
@@ -223,7 +223,7 @@ class PageParams:
         for name, value, exc, near in moved:
             hint = state.tr("inputs.moved" if near else "inputs.default_used",
                             label=rules.label(name), value=widgets.shown(p[name]))
-            reason = rules.reason(p, name, value) or exc.allowed
+            reason = rules.reason(p, name, value) or errors.reason(exc, state.language())
             shown.append(widgets.refusal(self.specs[name], value,
                                          rules.allowed(p, spans, name), reason, hint))
         return p, spans, shown

@@ -97,14 +97,25 @@ def wrapped(table: pd.DataFrame) -> dict:
             "column_config": {c: st.column_config.TextColumn(width="large") for c in long}}
 
 
+#: characters of a tile's value that a quarter of the page's width shows whole
+TILE_CHARS = 9
+
+
+def tile_widths(names: tuple[str, ...], shown: list[str]) -> list[float]:
+    """Relative widths of a row of tiles: the Bound tile wider ("latency / sync"), and any
+    tile as wide as its value needs ("81.4 TFLOPS" is cut off in a quarter of the row)."""
+    return [max(1.5 if name == "bound" else 1.0, len(text) / TILE_CHARS)
+            for name, text in zip(names, shown)]
+
+
 def show_metrics(result: Result, names: tuple[str, ...] = KEY_METRICS) -> None:
     """Key metrics in rows of four, each with its one-line definition as help."""
     for start in range(0, len(names), 4):
         row = names[start:start + 4]
-        widths = [1.5 if name == "bound" else 1.0 for name in row]  # "latency / sync"
-        for column, name in zip(st.columns(widths), row):
+        shown = [metric_value(name, result.metrics[name]) for name in row]
+        for column, name, text in zip(st.columns(tile_widths(row, shown)), row, shown):
             help_id = METRIC_DEF_IDS.get(name, "")
-            column.metric(metric_label(name), metric_value(name, result.metrics[name]),
+            column.metric(metric_label(name), text,
                           help=state.tr(help_id) if has(help_id) else None, border=True)
 
 
@@ -305,10 +316,10 @@ def show_upload(kernel: str) -> None:
                    icon=":material/check_circle:")
 
 
-def show_check_folded(result: Result, numerics: Callable[[Result], None],
-                      passed: bool | None = None) -> None:
-    """The numerical check, folded under its title with its verdict as the icon (open
-    when it failed: that is news)."""
+def show_check_folded(result, numerics: Callable, passed: bool | None = None) -> None:
+    """The numerical check ``numerics(result)``, folded under its title with its verdict
+    (``passed``, else the result's) as the icon; open when it failed: that is news.
+    ``result`` is what ``numerics`` reads: a Result, or a page's step built on one."""
     passed = result.numerics.passed if passed is None else passed
     with st.expander(state.tr("ui.va.numerics"), expanded=not passed,
                      icon=":material/check_circle:" if passed else ":material/cancel:"):

@@ -35,10 +35,46 @@ def upload_limit_mb(limit_bytes: int) -> int:
     return max(1, -(-limit_bytes // (1 << 20)))
 
 
-#: unit -> message id of its name (units without one, such as KiB, stay as they are)
-_UNIT_IDS = {"cores": "ui.unit.cores", "elements": "ui.unit.elements", "bytes": "ui.unit.bytes",
-             "rows": "ui.unit.rows", "columns": "ui.unit.columns", "cycles": "ui.unit.cycles",
-             "B/cycle": "ui.unit.B/cycle", "elements/cycle": "ui.unit.elements/cycle"}
+#: a unit (FieldSpec.unit, ParamSpec.unit) -> the message id of its words; KiB, GB/s and
+#: MHz are international and stay as they are (tests/test_zh_pages.py checks every unit)
+_UNIT_IDS = {
+    "cores": "ui.unit.cores",
+    "elements": "ui.unit.elements",
+    "bytes": "ui.unit.bytes",
+    "rows": "ui.unit.rows",
+    "columns": "ui.unit.columns",
+    "cycles": "ui.unit.cycles",
+    "B/cycle": "ui.unit.B/cycle",
+    "elements/cycle": "ui.unit.elements/cycle",
+    "copies": "ui.unit.copies",
+    "cycles/burst": "ui.unit.cycles/burst",
+    "cycles/repeat": "ui.unit.cycles/repeat",
+    "K elements per scale (0 = per channel)": "ui.unit.k_per_scale",
+    "K steps per L1 load": "ui.unit.k_steps_per_l1",
+    "KV heads (0 = auto)": "ui.unit.kv_heads_auto",
+    "billion parameters": "ui.unit.billion_params",
+    "cards": "ui.unit.cards",
+    "cores (0 = all)": "ui.unit.cores_all",
+    "cube cores": "ui.unit.cube_cores",
+    "cube cores (0 = all)": "ui.unit.cube_cores_all",
+    "cycles per task off core 0": "ui.unit.cycles_off_core0",
+    "decode steps": "ui.unit.decode_steps",
+    "elements (0 = auto)": "ui.unit.elements_auto",
+    "heads": "ui.unit.heads",
+    "heads (0 = auto)": "ui.unit.heads_auto",
+    "layers": "ui.unit.layers",
+    "panels": "ui.unit.panels",
+    "rows (0 = 1)": "ui.unit.rows_one",
+    "rows (tokens)": "ui.unit.rows_tokens",
+    "sequences": "ui.unit.sequences",
+    "split-K factor": "ui.unit.split_k",
+    "tasks (0 = one per base tile)": "ui.unit.tasks_per_tile",
+    "tokens": "ui.unit.tokens",
+    "tokens (0 = auto)": "ui.unit.tokens_auto",
+    "tokens (Quest)": "ui.unit.tokens_quest",
+    "tokens, comma-separated (distribution 'list')": "ui.unit.tokens_list",
+    "vector cores (0 = all)": "ui.unit.vector_cores_all",
+}
 _LANGUAGE_IDS = {"en": "ui.lang.en", "zh": "ui.lang.zh"}
 # What 0 stands for in FieldSpec.zero_means -> message id of its translation.
 _ZERO_MEANS = {

@@ -27,6 +27,7 @@ import json
 import os
 import pickle
 import re
+import resource
 import selectors
 import signal
 import subprocess
@@ -275,7 +276,8 @@ class _Child:
             if isinstance(armed, (int, float)) and (
                     sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= armed)):
                 return Outcome("limit", limits, limit="cpu")
-            if armed is not None and rss >= 0.9 * (limits.memory_mb << 20):
+            if armed is not None and rss >= 0.9 * (limits.memory_mb << 20) \
+                    and rss > _own_peak_rss():
                 return Outcome("limit", limits, limit="memory")
             how = f"signal {name}"
         else:
@@ -300,3 +302,10 @@ class _Child:
                 return Outcome("refused", limits, refusals=refusals)
         return Outcome("crashed", limits, output=output,
                        detail=str(record.get("detail") or "an answer of no known kind")[:2000])
+
+
+def _own_peak_rss() -> int:
+    """This process's peak resident size (bytes). Linux hands a child the peak of the
+    process that started it, so a child's ``ru_maxrss`` below this says nothing about the
+    child's own use: a large server would make every crash read as a memory limit."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
