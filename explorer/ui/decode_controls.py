@@ -22,17 +22,15 @@ for UB) is shown as a translated error by the page (``errors.show`` with ``label
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 import streamlit as st
 
-from explorer.core import Scenario
-from explorer.core import multicard as mc
 from explorer.core.i18n import t
 from explorer.ui import errors, state, widgets
+from explorer.ui.decode_cards import card_counts, emulated, fewest_cards, whole_model
 from explorer.ui.gemm_controls import labels
 from explorer.ui.multicard_view import ALL_CARDS
 from explorer.ui.page_params import PageParams, Taken
@@ -41,8 +39,7 @@ from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.decode import workload as wl
-from kernels.decode.kv_memory import max_batch_that_fits
-from kernels.models import ModelShape, load_model, model_from_dict
+from kernels.models import load_model
 
 #: the page's own parameter: cards the model is split over (the kernel's ``tp`` is the share
 #: it runs, which the page derives from this); 0 = the fewest whose weight share fits
@@ -139,85 +136,6 @@ def examples() -> None:
 
 
 # ---- cards: a model split by tensor parallelism ------------------------------------------
-def _model_key(p: dict) -> tuple:
-    """What identifies the model of page parameters (a preset's name, or the custom shape)."""
-    if p["model"] != dp.CUSTOM:
-        return (("model", p["model"]),)
-    return (("model", dp.CUSTOM), *((f"custom_{n}", p[f"custom_{n}"]) for n in dp.CUSTOM_FIELDS))
-
-
-@functools.lru_cache(maxsize=64)
-def _whole(preset: str, overrides: tuple, model: tuple) -> Scenario:
-    """A decode scenario of the model alone (what the multi-card split reads)."""
-    return Scenario.make(preset, "decode", dict(model), dict(overrides))
-
-
-@functools.lru_cache(maxsize=64)
-def _shares(preset: str, overrides: tuple, model: tuple) -> tuple:
-    """For each count of ALL_CARDS, one card's share of the model (shape items), or None
-    when that count cannot split it into whole heads and widths (multicard's rule)."""
-    whole = _whole(preset, overrides, model)
-    shares = []
-    for cards in ALL_CARDS:
-        try:
-            shares.append(tuple(mc.per_card_shape(whole, cards).items()))
-        except InputError:
-            shares.append(None)
-    return tuple(shares)
-
-
-def _scope(p: dict) -> tuple:
-    return state.preset(), tuple(sorted(state.overrides().items())), _model_key(p)
-
-
-def whole_model(p: dict) -> ModelShape:
-    """The model of page parameters as a whole, before any split over cards."""
-    return dp.model_of(_whole(*_scope(p)).params_dict)
-
-
-@functools.lru_cache(maxsize=256)
-def _weights_fit(chip: Chip, share: tuple, weight_dtype: str) -> bool:
-    """Whether one card's share of the weights fits its HBM (the kernel's own test)."""
-    model = model_from_dict(dict(share), origin="params.cards")
-    return max_batch_that_fits(model, chip, 1, weight_dtype=weight_dtype)["weights_fit"]
-
-
-def card_counts(chip: Chip, p: dict) -> tuple[int, ...]:
-    """The card counts that split the model whole and, unless overcommit is allowed, leave
-    every card weights that fit its HBM (none for a custom shape the kernel refuses)."""
-    try:
-        shares = _shares(*_scope(p))
-    except InputError:
-        return ()
-    return tuple(cards for cards, share in zip(ALL_CARDS, shares) if share is not None and (
-        p["allow_overcommit"] or _weights_fit(chip, share, p["weight_dtype"])))
-
-
-def fewest_cards(chip: Chip, p: dict) -> int:
-    """What "auto" means: the fewest cards whose weight share fits one chip (1 if none)."""
-    fitting = card_counts(chip, {**p, "allow_overcommit": False})
-    return fitting[0] if fitting else 1
-
-
-def cards_of(chip: Chip, p: dict) -> int:
-    """The cards the model is split over (auto resolved)."""
-    return p["cards"] or fewest_cards(chip, p)
-
-
-def emulated(chip: Chip, p: dict) -> dict:
-    """The kernel parameters of what the page emulates for page parameters ``p``: the model
-    itself on one card, or one card's share of it as the multi-card page splits it (the
-    custom shape of 1/cards of the heads, widths and parameters, ``tp`` = cards)."""
-    run = {k: v for k, v in p.items() if k not in ("cards", "seed")}
-    cards = cards_of(chip, p)
-    if cards == 1:
-        return run
-    share = _shares(*_scope(p))[ALL_CARDS.index(cards)]
-    if share is None:  # refused: in the multi-card split's own words
-        mc.per_card_shape(_whole(*_scope(p)), cards)
-    return {**run, **{f"custom_{k}": v for k, v in share}, "model": dp.CUSTOM, "tp": cards}
-
-
 # ---- what the page accepts: values brought into range, and the widgets' ranges ----------
 def _drawn_lengths() -> str:
     """The lengths the page showed, as a list: drawn from the distribution before "explicit

@@ -30,6 +30,7 @@ from explorer.core import Scenario
 from explorer.ui import (
     advisor_view,
     apply,
+    decode_cards,
     decode_controls,
     decode_explain,
     decode_view,
@@ -51,7 +52,7 @@ def _prepared(chip: Chip, params: dict, seed: int) -> decode_view.Prepared | Non
     """The checked parameters and the drawn batch of what the page emulates (one card's
     share of a model split over cards), or None after showing why not."""
     try:
-        run = decode_controls.emulated(chip, params)
+        run = decode_cards.emulated(chip, params)
         return decode_view.prepare(chip, run, seed)
     except InputError as exc:
         _refused(exc)
@@ -60,9 +61,9 @@ def _prepared(chip: Chip, params: dict, seed: int) -> decode_view.Prepared | Non
 
 def _cards(chip: Chip, params: dict, w: decode_view.Prepared) -> None:
     """Say why and how the model is split, when it is."""
-    cards = decode_controls.cards_of(chip, params)
+    cards = decode_cards.cards_of(chip, params)
     if cards > 1:
-        decode_explain.show_cards(chip, decode_controls.whole_model(params), dp.model_of(w.p),
+        decode_explain.show_cards(chip, decode_cards.whole_model(params), dp.model_of(w.p),
                                   cards, params["weight_dtype"])
 
 
