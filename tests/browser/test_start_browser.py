@@ -46,6 +46,7 @@ def test_chip_page_is_at_chip(app_url, page, query, lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_start_page_fits_one_screen(app_url, page, lang):
     open_app(page, f"{app_url}/?lang={lang}")
+    page.locator(LINK_BUTTON).nth(len(start.CARDS) - 1).wait_for()  # the cards' row drawn
     text = main_text(page)
     for msg_id in ("app.title", "start.cards", "start.next_title", "start.caveat",
                    "nav.chip"):
