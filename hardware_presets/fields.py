@@ -22,12 +22,21 @@ FILE_STATUSES = STATUSES  # a user's file saved after overrides keeps "override"
 CONFIDENCES = ("H", "M", "L")
 PROVENANCE_PARTS = ("value", "source", "status", "confidence", "note", "note_zh")
 
-# Bytes per element of every precision name used across the project.
+# Bytes per element of every precision name used across the project. The microscaling
+# formats (OCP MX: one E8M0 scale byte shared by a block of 32 elements) count their
+# element plus its 1/32 share of the scale: mxfp8 = E4M3 + 1/32 B, mxfp4 = E2M1 + 1/32 B.
+MX_BLOCK = 32
 PRECISION_BYTES: dict[str, float] = {
     "fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1, "int4": 0.5, "int16": 2, "int32": 4,
+    "fp8_e4m3": 1, "fp8_e5m2": 1, "hif8": 1, "mxfp8": 1 + 1 / MX_BLOCK,
+    "mxfp4": 0.5 + 1 / MX_BLOCK,
 }
 # Cube precisions in display order; each has a `cube_k0_<name>` field.
-CUBE_PRECISIONS = ("fp16", "bf16", "int8", "int4", "fp32", "hf32")
+CUBE_PRECISIONS = ("fp16", "bf16", "int8", "int4", "fp32", "hf32",
+                   "fp8_e4m3", "fp8_e5m2", "hif8", "mxfp8", "mxfp4")
+#: cube precisions added after the schema's first files: a chip file of one's own written
+#: before them may leave their k0 out, which reads as 0 (the cube lacks the precision)
+LATER_CUBE_PRECISIONS = ("fp8_e4m3", "fp8_e5m2", "hif8", "mxfp8", "mxfp4")
 # Element types a vector unit may list in `vector_dtypes`.
 VECTOR_DTYPES = ("fp16", "bf16", "fp32", "int8", "int16", "int32")
 #: a unit in words -> the message id of its name in a refusal (units such as KiB stay)
@@ -178,6 +187,8 @@ FIXPIPE_COST_KEYS = ("fixpipe_gm_issue_cycles", "fixpipe_gm_burst_cycles")
 #: the DMA paths of DESIGN.md §4 rule 1, by field prefix
 DMA_PATHS = ("gm_read", "gm_write", "fixpipe_gm")
 ALIGN_KEYS = ("ub_align_bytes", "l1_align_bytes", "l0ab_align_bytes", "l0c_align_bytes")
+#: fields a chip file may leave out (files written before the field existed): key -> value
+OPTIONAL_FIELDS = {f"cube_k0_{p}": 0 for p in LATER_CUBE_PRECISIONS}
 #: fields an override changes without naming them -> what each follows, as notes word it
 #: (a split chip's AIVs follow its AICs; the vector clock follows an equal core clock)
 FOLLOWS = {"vector_cores": "ai_cores (AIC:AIV = 1:2)", "vector_clock_MHz": "clock_MHz"}

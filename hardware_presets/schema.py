@@ -82,6 +82,11 @@ class Chip:
     cube_k0_int4: int
     cube_k0_fp32: int
     cube_k0_hf32: int
+    cube_k0_fp8_e4m3: int
+    cube_k0_fp8_e5m2: int
+    cube_k0_hif8: int
+    cube_k0_mxfp8: int
+    cube_k0_mxfp4: int
     cube_fixed_cycles: int
     # vector
     vector_bytes_per_cycle: float

@@ -23,6 +23,7 @@ from .fields import (
     FIXPIPE_KEYS,
     FOLLOWS,
     META_KEYS,
+    OPTIONAL_FIELDS,
     OPTIONAL_META_KEYS,
     PROVENANCE_PARTS,
     SECTIONS,
@@ -47,6 +48,13 @@ MISSING = _Missing()
 _META_LIMITS = {"name": 64, "display_name": 100, "description": 500}
 _ENTRY_HELP = Phrase("refusal.doc.entry", table='{ value = ..., source = "...", status = '
                      '"published|derived|estimated", confidence = "H|M|L", note = "..." }')
+
+
+#: the provenance of an optional field a file leaves out (see fields.OPTIONAL_FIELDS)
+_LEFT_OUT = Provenance(
+    "not in the file", "estimated", "L",
+    "the file gives no value (it predates this field): 0, the chip lacks it",
+    "文件未给出该值（文件早于该字段）：0，即芯片不具备此项")
 
 
 def _hint(word: str, choices) -> str:
@@ -105,6 +113,9 @@ def parse_document(doc: Mapping, origin: str) -> Chip:
         _check_section_keys(table, section, origin)
         for key in keys:
             where = f"{origin}: {section}.{key}"
+            if key in OPTIONAL_FIELDS and key not in table:
+                values[key], provs[key] = OPTIONAL_FIELDS[key], _LEFT_OUT
+                continue
             values[key], provs[key] = _entry(FIELDS[key], table.get(key, MISSING), where)
     return build_chip(meta, values, provs, origin, lambda k: f"{origin}: {FIELDS[k].section}.{k}")
 
