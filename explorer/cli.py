@@ -1,6 +1,7 @@
 """Command line: ``python -m explorer run SCENARIO.toml [--json] [--trace out.json]``,
 ``python -m explorer presets``, ``python -m explorer validate FILE`` and ``python -m explorer
-warmup`` (compile the emulator once, at install). Exit codes: 0 ok,
+warmup`` (compile the emulator once, at install); ``--version``. An installed package has
+the same CLI as the console command ``ascend-explorer``. Exit codes: 0 ok,
 2 bad input, 3 numerical check failed, 4 the program deadlocked.
 
 Every command reads its files here, through ``hardware_presets.documents`` (a SCENARIO
@@ -28,8 +29,11 @@ from .core.metrics import METRIC_LABEL_IDS, METRICS
 from .core.scenario import DOCUMENT_MAX_CHARS
 from .core.trace import chrome_trace
 from .plots.report import scenario_from_report
+from .version import __version__
 
 EXIT_OK, EXIT_INPUT, EXIT_NUMERICS, EXIT_DEADLOCK = 0, 2, 3, 4
+#: the package's name (pyproject.toml), which is also its console command
+DISTRIBUTION = "ascend-explorer"
 MAX_SCENARIO_BYTES = DOCUMENT_MAX_CHARS
 #: a report holds Plotly's JavaScript (about 5 MB) after its embedded scenario: a larger
 #: file is not ours, and only the first MiB, where the scenario sits, is read
@@ -158,13 +162,20 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 
 def _subcommands() -> tuple:
     """Commands kept in modules of their own (imported here: they import this module)."""
-    from . import cli_compare, cli_puzzle, cli_report, cli_sweep
-    return (cli_report, cli_compare, cli_sweep, cli_puzzle)
+    from . import cli_app, cli_compare, cli_puzzle, cli_report, cli_sweep
+    return (cli_report, cli_compare, cli_sweep, cli_puzzle, cli_app)
+
+
+def _prog() -> str:
+    """The command as it was typed: the console script's name when installed, else
+    ``python -m explorer``."""
+    name = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else ""
+    return name if name.startswith(DISTRIBUTION) else "python -m explorer"
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m explorer",
-                                 description="Ascend NPU architecture explorer")
+    ap = argparse.ArgumentParser(prog=_prog(), description="Ascend NPU architecture explorer")
+    ap.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="simulate a scenario file and print its metrics")
     run.add_argument("scenario", help="scenario .toml or .json")

@@ -1,4 +1,4 @@
-"""The gallery (scenarios/*.toml, explorer/core/gallery.py): every file is a plain scenario
+"""The gallery (explorer/scenarios/*.toml, explorer/core/gallery.py): every file is a plain scenario
 that loads and simulates, pairs are complete and differ only in what their lesson is
 about, every lesson is explained in English and Chinese, and each lesson holds: the
 numbers the explanation promises are the numbers the emulator gives."""

@@ -50,7 +50,7 @@ from explorer.plots.other_reports import compare_report
 from explorer.plots.sweep import sweep_figure
 from kernels.sparse.data import synthetic
 
-GALLERY = Path(__file__).resolve().parents[1] / "scenarios"
+GALLERY = Path(__file__).resolve().parents[1] / "explorer" / "scenarios"
 LANGS = ("en", "zh")
 #: px wide of the narrowest column a page draws a figure in: half, 3/5 and the whole page
 HALF, WIDE, FULL = 440, 540, 900

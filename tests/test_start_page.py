@@ -6,7 +6,6 @@ links and the cards together reach every other page.
 """
 from __future__ import annotations
 
-import ast
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -14,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.core import gallery
 from explorer.core.i18n import t
+from explorer.ui import app_main
 from explorer.ui.kernel_pages import page_of
 from tests.apptest_helpers import APP, open_page, run, start_app, texts, widget
 
@@ -25,12 +25,9 @@ SHARED = ("lang", "preset")
 
 
 def app_pages() -> dict[str, str]:
-    """app.py's PAGES as {url path: page module}, read from its source (importing app.py
-    would run the app)."""
-    tree = ast.parse(APP.read_text(encoding="utf-8"))
-    found = next(node.value for node in tree.body if isinstance(node, ast.Assign)
-                 and any(getattr(target, "id", "") == "PAGES" for target in node.targets))
-    return {path: module for module, path, _, _ in ast.literal_eval(found)}
+    """The app's PAGES (explorer/ui/app_main.py, which app.py runs) as {url path: page
+    module}."""
+    return {path: module for module, path, _, _ in app_main.PAGES}
 
 
 def start(lang: str = "en") -> AppTest:

@@ -1,6 +1,6 @@
-"""The gallery: built-in scenarios that each teach one thing, as plain scenario files under
-``scenarios/`` at the repository root (the same TOML a user downloads or uploads), and in
-the ``examples`` folder a kernel's record names.
+"""The gallery: built-in scenarios that each teach one thing, as plain scenario files in
+``explorer/scenarios/`` (package data: an installed explorer has them too; the same TOML a
+user downloads or uploads), and in the ``examples`` folder a kernel's record names.
 
 A file stem is the scenario's id. Two files ``<lesson>_a.toml`` and ``<lesson>_b.toml``
 form a pair (the same workload before and after one change) that the Compare page opens
@@ -19,7 +19,7 @@ from hardware_presets.errors import InputError, Phrase
 
 from .scenario import Scenario
 
-GALLERY_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+GALLERY_DIR = Path(__file__).resolve().parents[1] / "scenarios"
 SIDES = ("a", "b")
 
 
@@ -66,7 +66,7 @@ def _scan(folder: Path) -> tuple[Entry, ...]:
 
 
 def _read(path: Path) -> Scenario:
-    return Scenario.from_toml(path.read_text(encoding="utf-8"), f"scenarios/{path.name}")
+    return Scenario.from_toml(path.read_text(encoding="utf-8"), f"{path.parent.name}/{path.name}")
 
 
 def entries() -> list[Entry]:

@@ -16,6 +16,7 @@ The generic building blocks, for reports of other shapes (compare, sweep)::
                       intro="") -> Path
     embedded_text(html_text, name) -> str | None
     time_model_line(lang="en") -> str       # the model version and its validation errors
+    made_with(lang="en") -> str             # the footer: the explorer's version
 
 ``sections`` is a list of ``(heading, content)``; a content is a ``str`` (prose from the
 catalogues in a small Markdown subset: paragraphs, "- " lists, ``**bold**``, ``*italics*``,
@@ -51,6 +52,7 @@ from explorer.core.metrics import METRIC_DEF_IDS, METRICS
 from explorer.core.trace import chrome_trace
 from explorer.core.validation import model_card
 from explorer.plots.report_figures import result_sections
+from explorer.version import __version__
 from hardware_presets.errors import InputError, Phrase
 
 SCENARIO_FILE = "scenario.toml"
@@ -151,6 +153,7 @@ def html_document(title: str, sections: Sequence[tuple[str, object]],
     files = dict(embedded or {})
     if files:
         body.append(_save_links(files, lang))
+    body.append(f"<footer>{prose_html(made_with(lang))}</footer>")
     head = ['<meta charset="utf-8">', f"<title>{html.escape(title)}</title>",
             f"<style>{_CSS}</style>", *(_embed(n, text) for n, text in files.items())]
     if next(ids) > 0:  # Plotly's JavaScript once, inline: the file needs no network
@@ -232,11 +235,17 @@ def markdown_document(title: str, sections: Sequence[tuple[str, object]], out_di
     for heading, content in sections:
         parts.append(f"## {md_escape(heading)}")
         parts += [_md_item(item, pngs, heading) for item in _items(content)]
+    parts.append(made_with(lang))
     for name, text in (embedded or {}).items():
         (out / name).write_text(text, encoding="utf-8")
     path = out / "report.md"
     path.write_text("\n\n".join(p for p in parts if p) + "\n", encoding="utf-8")
     return path
+
+
+def made_with(lang: str = "en") -> str:
+    """The footer of every report: the explorer's version that wrote it."""
+    return t("report.made_with", lang, version=__version__)
 
 
 # ---- reports of one run ------------------------------------------------------------------

@@ -19,6 +19,7 @@ from explorer.plots.roofline import ridge_intensity
 from explorer.plots.style import format_bytes
 from explorer.ui import state
 from explorer.ui.gemm_explain import literal
+from explorer.ui.pages import page_file
 from hardware_presets import Chip
 from kernels.decode import params as dp
 from kernels.decode.kv_memory import max_batch_that_fits
@@ -86,7 +87,7 @@ def show_cards(chip: Chip, whole: ModelShape, share: ModelShape, cards: int,
                         hbm=format_bytes(fit["hbm_bytes"]), chip=chip.display_name,
                         chips=fit["min_chips_for_weights"], cards=cards) + " " + text
     st.info(text, icon=":material/hub:")
-    st.page_link("explorer/ui/pages/multicard.py", label=state.tr("ui.decode.cards.link"),
+    st.page_link(page_file("multicard"), label=state.tr("ui.decode.cards.link"),
                  icon=":material/hub:")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import app
+from explorer.ui import app_main
 from tests.browser import (
     PLOT,
     exception_texts,
@@ -26,7 +26,7 @@ from tests.browser import (
 
 VIEWPORT = {"width": 1400, "height": 900}
 #: every page of the app, by its URL path (the start page is "")
-PAGES = tuple(path for _, path, _, _ in app.PAGES)
+PAGES = tuple(path for _, path, _, _ in app_main.PAGES)
 #: overlap (px, both ways) two boxes may share: glyph boxes of neighbouring lines touch
 SLACK_PX = 1.0
 

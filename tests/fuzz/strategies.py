@@ -1,8 +1,8 @@
 """Hypothesis strategies for hostile scenario documents, built from the project's own
 tables (every kernel's ``PARAMS``, every chip field of ``hardware_presets.FIELDS``, the
-files in ``scenarios/``), so that a new parameter or field is fuzzed without editing this.
+files in ``explorer/scenarios/``), so that a new parameter or field is fuzzed without editing this.
 
-A document starts from a real scenario (a file of ``scenarios/`` or a small one per
+A document starts from a real scenario (a file of ``explorer/scenarios/`` or a small one per
 kernel: most cases stay fast) and gets a few edits: a parameter or chip override set to a
 well-formed, extreme (0, -1, 10**400, inf, nan, the range's ends and just outside) or
 wrong-typed value (bool, list, table, text with control characters or lone surrogates),
@@ -146,7 +146,7 @@ def _apply(doc: dict, path: tuple, value: object) -> None:
 
 
 def _bases() -> list[dict]:
-    files = sorted((ROOT / "scenarios").glob("*.toml"))
+    files = sorted((ROOT / "explorer" / "scenarios").glob("*.toml"))
     found = [tomllib.loads(f.read_text(encoding="utf-8")) for f in files]
     return found + [{"kernel": k, "params": dict(p)} for k, p in SMALL.items()] * 3
 

@@ -20,6 +20,7 @@ import streamlit as st
 from explorer.core import gallery
 from explorer.ui import run_view, state, widgets
 from explorer.ui.kernel_pages import page_of
+from explorer.ui.pages import page_file
 
 #: the cards, in order: (gallery scenario id, message id of the one thing to notice)
 CARDS = (("double_buffer_b", "start.card.double_buffer"),
@@ -37,7 +38,6 @@ NEXT = (("start.group.chip", (("chip", "start.next.chip"), ("validation", "start
                                ("sweep", "start.next.sweep"))),
         ("start.group.study", (("compare", "start.next.compare"), ("lab", "start.next.lab"),
                                 ("puzzles", "start.next.puzzles"))))
-PAGE_FILE = "explorer/ui/pages/{}.py"
 
 
 @functools.cache
@@ -84,7 +84,7 @@ def _next() -> None:
     for column, (group_id, pages) in zip(st.columns(len(NEXT)), NEXT):
         column.caption(state.tr(group_id))
         for module, text_id in pages:
-            column.page_link(PAGE_FILE.format(module), help=state.tr(text_id))
+            column.page_link(page_file(module), help=state.tr(text_id))
 
 
 def main() -> None:
