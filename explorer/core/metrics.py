@@ -76,6 +76,9 @@ BOUND_VALUE_IDS: dict[str, str] = {
     "none": "metric.bound_value.none",
 }
 
+#: the metrics a run is summed up by: a kernel page's tiles and a notebook's summary
+KEY_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
+               "mte2_ratio", "aiv_vec_ratio", "overlap_ratio", "roofline_efficiency")
 #: profiler ratio name -> trace lane
 RATIO_LANES = {"aic_cube_ratio": "CUBE", "aiv_vec_ratio": "VECTOR", "mte1_ratio": "MTE1",
                "mte2_ratio": "MTE2", "mte3_ratio": "MTE3", "fixpipe_ratio": "FIXP",

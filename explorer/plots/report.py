@@ -278,12 +278,16 @@ def html_report(result, lang: str = "en", explanation: str = "") -> str:
                          intro=t("report.intro", lang) + "\n\n" + time_model_line(lang))
 
 
-def metrics_csv(result, lang: str = "en") -> str:
-    """Every metric: name, raw value, unit and definition (for spreadsheets)."""
+def metrics_frame(result, lang: str = "en") -> pd.DataFrame:
+    """Every metric: name, raw value, unit and definition (one row each)."""
     rows = [(name, result.metrics[name], unit, t(METRIC_DEF_IDS[name], lang))
             for name, unit in METRICS.items() if name in result.metrics]
-    return pd.DataFrame(rows, columns=["metric", "value", "unit", "definition"]).to_csv(
-        index=False)
+    return pd.DataFrame(rows, columns=["metric", "value", "unit", "definition"])
+
+
+def metrics_csv(result, lang: str = "en") -> str:
+    """Every metric as CSV (for spreadsheets): see :func:`metrics_frame`."""
+    return metrics_frame(result, lang).to_csv(index=False)
 
 
 def markdown_report(result, out_dir, lang: str = "en", explanation: str = "") -> Path:

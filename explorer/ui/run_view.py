@@ -23,13 +23,11 @@ import streamlit as st
 from explorer import plots
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
-from explorer.core.metrics import METRIC_DEF_IDS
+from explorer.core.metrics import KEY_METRICS, METRIC_DEF_IDS
 from explorer.plots import report, report_figures, values
 from explorer.ui import errors, state, uploads
 from hardware_presets.errors import InputError
 
-KEY_METRICS = ("makespan_us", "hbm_GBps", "hbm_utilization", "bound",
-               "mte2_ratio", "aiv_vec_ratio", "overlap_ratio", "roofline_efficiency")
 VIEW_CORES, VIEW_WINDOW = "view.cores", "w.view.window"
 FULL_WINDOW = (0.0, 100.0)
 #: cores drawn at first: 48 cores x 3 pipes would make a chart thousands of pixels tall
