@@ -1,6 +1,8 @@
 """The one table of number formats (kernels/common/formats.py): every entry against numpy's
 and ml_dtypes' own finfo / iinfo, hf32 against its definition (fp32 with 11 mantissa bits,
-checked through the rounding it names), the derived views (bytes per program dtype,
+checked through the rounding it names), the FP8 formats' ranges, overflow and saturation
+by hand, hif8 and the MX formats from their definitions, every float format's rounding
+within its own bound (``rounding_bound``), the derived views (bytes per program dtype,
 roundoffs) against the table, the chip question answered from the preset's fields, and
 every consumer of a unit roundoff returning the table's value.
 
@@ -12,16 +14,19 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hardware_presets import InputError, load
-from kernels.common import accumulate, formats, precision
+from kernels.common import accumulate, formats, microscaling, precision
 from kernels.common.params import validate_params
 from kernels.common.program import DTYPE_BYTES, DTYPES, ProgramBuilder
 from kernels.gemm import numerics as gemm_numerics
 from kernels.gemm import params as gemm_params
 from kernels.vector_add import kernel as vector_add
 
-FLOATS = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32}
+FLOATS = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32,
+          "fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2}
 INTS = {"int8": np.int8, "int4": ml_dtypes.int4, "int16": np.int16, "int32": np.int32}
 
 
@@ -49,7 +54,8 @@ def test_integer_entries_are_iinfo_and_exact(name):
 
 def test_int4_packs_two_per_byte_and_whole_sizes_are_ints():
     assert formats.FORMATS["int4"].bytes == 0.5
-    assert all(isinstance(f.bytes, int) for n, f in formats.FORMATS.items() if n != "int4")
+    assert all(isinstance(f.bytes, int) for n, f in formats.FORMATS.items()
+               if n != "int4" and not f.is_block)
 
 
 def test_hf32_is_fp32_with_eleven_mantissa_bits():
@@ -87,10 +93,10 @@ def test_views_are_the_table():
     for name, f in formats.FORMATS.items():
         assert formats.BYTES[name] == f.bytes and formats.STORAGE[name] == f.storage
         assert formats.ROUNDING[name] == (f.unit_roundoff, f.subnormal_error)
-    assert formats.UNIT_ROUNDOFF == {n: formats.FORMATS[n].unit_roundoff
-                                     for n in ("fp32", "hf32", "bf16", "fp16")}
+    floats = ("fp32", "hf32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "hif8", "mxfp8", "mxfp4")
+    assert formats.UNIT_ROUNDOFF == {n: formats.FORMATS[n].unit_roundoff for n in floats}
     assert all(precision.FORMATS[n] is formats.FORMATS[n] for n in precision.FORMATS)
-    assert list(precision.FORMATS) == ["fp32", "hf32", "bf16", "fp16", "int8", "int4"]
+    assert list(precision.FORMATS) == [*floats, "int8", "int4"]
     assert formats.FP64_UNIT_ROUNDOFF == 2.0 ** -53
 
 
@@ -149,3 +155,96 @@ def test_quantisation_ranges_are_the_integer_formats():
         lowest = f.min_value if fmt == "int8" else 0  # int4 asymmetric codes are unsigned
         assert asym.codes.min() == lowest and asym.codes.max() == lowest + 2 ** f.bits - 1
         assert sym.nbytes == x.size * f.bytes + formats.BYTES["fp32"]
+
+
+# ---- the 8-bit and block formats -----------------------------------------------------------
+def test_fp8_ranges_by_hand():
+    """OCP FP8: E4M3 (no infinity) tops at 1.75 x 2^8 = 448, E5M2 at 1.75 x 2^15 = 57344;
+    u = 2^-(t+1) with 3 and 2 mantissa bits; smallest subnormals 2^-9 and 2^-16."""
+    e4, e5 = formats.FORMATS["fp8_e4m3"], formats.FORMATS["fp8_e5m2"]
+    assert (e4.max_value, e4.min_normal, e4.unit_roundoff) == (448.0, 2.0 ** -6, 2.0 ** -4)
+    assert (e5.max_value, e5.min_normal, e5.unit_roundoff) == (57344.0, 2.0 ** -14, 2.0 ** -3)
+    assert (e4.subnormal_error, e5.subnormal_error) == (2.0 ** -10, 2.0 ** -17)
+    assert (e4.bits, e4.bytes, e4.c_type, e5.c_type) == (8, 1, "fp8_e4m3fn_t", "fp8_e5m2_t")
+
+
+@pytest.mark.parametrize(("name", "tie", "tie_to", "over"), [
+    ("fp8_e4m3", 464.0, 448.0, np.nan), ("fp8_e5m2", 61440.0, np.inf, np.inf)])
+def test_fp8_overflow_and_saturation(name, tie, tie_to, over):
+    """Past the largest value E4M3 overflows to NaN (it has no inf) and E5M2 to inf; the tie
+    above the largest value goes to even (448's mantissa 110 is even, 57344's 11 odd);
+    ``saturate`` clamps every finite value to the largest one and keeps inf and NaN."""
+    top = formats.FORMATS[name].max_value
+    x = np.array([top, tie, tie * 1.001, -tie * 1.001, 1e30, np.inf, np.nan])
+    got = formats.round_to(x, name).astype(np.float64)
+    np.testing.assert_array_equal(got, [top, tie_to, over, -over, over, over, np.nan])
+    sat = formats.round_to(x, name, saturate=True).astype(np.float64)
+    np.testing.assert_array_equal(sat, [top, top, top, -top, top, over, np.nan])
+
+
+@pytest.mark.parametrize("name", ["fp8_e4m3", "fp8_e5m2"])
+def test_fp8_rounds_float64_once_to_nearest_even(name):
+    """1 + 2^-(t+1) (a tie) goes to 1.0 (even), a hair above it to 1 + 2^-t: the float64 is
+    not rounded to fp32 first (that would make the hair vanish and give 1.0)."""
+    t = formats.FORMATS[name].mantissa_bits
+    x = np.array([1 + 2.0 ** -(t + 1), 1 + 2.0 ** -(t + 1) + 2.0 ** -40, 1 + 3 * 2.0 ** -(t + 1)])
+    got = formats.round_to(x, name).astype(np.float64)
+    assert list(got) == [1.0, 1 + 2.0 ** -t, 1 + 2.0 ** -(t - 1)]
+
+
+def test_hif8_and_mx_entries_come_from_their_definitions():
+    hif8, mx8, mx4 = (formats.FORMATS[n] for n in ("hif8", "mxfp8", "mxfp4"))
+    assert (hif8.bits, hif8.bytes, hif8.max_value, hif8.min_normal) == (8, 1, 2.0 ** 15,
+                                                                        2.0 ** -15)
+    assert hif8.tapered and hif8.unit_roundoff == 2.0 ** -2  # the 1-mantissa-bit bands
+    assert hif8.subnormal_error == 2.0 ** -23 and hif8.c_type == "hifloat8_t"
+    # MX: element bits, plus 1/32 of the 8-bit scale per element; u relative to the
+    # block's amax: E4M3's saturation 1 - 448/512, E2M1's half ulp 2^-2 (= 1 - 6/8)
+    assert (mx8.bits, mx8.bytes, mx8.block_size, mx8.unit_roundoff) == (8, 1 + 1 / 32, 32, 1 / 8)
+    assert (mx4.bits, mx4.bytes, mx4.block_size, mx4.unit_roundoff) == (4, 0.5 + 1 / 32, 32,
+                                                                        1 / 4)
+    assert mx8.max_value == 448.0 * 2.0 ** 127 and mx4.max_value == 6.0 * 2.0 ** 127
+    assert not hif8.is_block and mx8.is_block and not formats.FORMATS["fp8_e4m3"].is_block
+
+
+_REALS = st.floats(-1e5, 1e5, allow_nan=False, width=64) | st.floats(-1e-3, 1e-3, width=64)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_REALS, min_size=1, max_size=80), st.sampled_from(formats.FLOAT_FORMATS))
+def test_rounding_stays_within_its_bound_and_is_idempotent(values, name):
+    """For every float format: |round(x) - x| <= rounding_bound(x) wherever the bound is
+    finite, and rounding a rounded array changes nothing."""
+    x = np.array(values)
+    with np.errstate(over="ignore", invalid="ignore"):
+        once = formats.round_to(x, name).astype(np.float64)
+        twice = formats.round_to(once, name).astype(np.float64)
+    bound = formats.rounding_bound(x, name)
+    finite = np.isfinite(bound)
+    assert np.all(np.abs(once - x)[finite] <= bound[finite])
+    np.testing.assert_array_equal(twice, once)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(_REALS, min_size=2, max_size=60),
+       st.sampled_from([n for n in formats.FLOAT_FORMATS if not formats.FORMATS[n].is_block]))
+def test_scalar_rounding_is_monotone(values, name):
+    x = np.sort(np.array(values))
+    with np.errstate(over="ignore", invalid="ignore"):
+        got = formats.round_to(x, name, saturate=True).astype(np.float64)
+    assert np.all(np.diff(got) >= 0)
+
+
+def test_gemm_k_loop_takes_mx_blocks_along_k():
+    """A block-scaled Mmad takes A [M, K] and B [K, N] in blocks of 32 along K."""
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((4, 64)), rng.standard_normal((64, 5))
+    A[:, 3] *= 100  # an outlier column of A: its rows' first block loses its small values
+    got = accumulate.gemm_k_loop(A, B, compute="mxfp4", accumulate="fp32", base_k=64)
+    a, b = microscaling.round_mx(A, "mxfp4", 1), microscaling.round_mx(B, "mxfp4", 0)
+    np.testing.assert_array_equal(got, (a @ b).astype(np.float32))
+
+
+def test_rounding_bound_refuses_integers():
+    with pytest.raises(ValueError):
+        formats.rounding_bound([1.0], "int8")

@@ -119,7 +119,8 @@ def test_round_to_refuses_integer_formats_and_unknown_names():
 
 # ---- the Format table ---------------------------------------------------------------------
 def test_format_table_matches_finfo():
-    assert list(pr.FORMATS) == ["fp32", "hf32", "bf16", "fp16", "int8", "int4"]
+    assert list(pr.FORMATS) == ["fp32", "hf32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2",
+                                "hif8", "mxfp8", "mxfp4", "int8", "int4"]
     for name, dtype in NUMPY_DTYPE.items():
         f, fi = pr.FORMATS[name], (ml_dtypes.finfo(dtype) if dtype is BF16 else np.finfo(dtype))
         assert (f.name, f.kind, f.bits, f.bytes) == (name, "float", fi.bits,

@@ -164,7 +164,8 @@ def gemm_k_loop(A, B, *, compute: str = "fp16", accumulate: str = "fp32",
                 base_k: int = 64) -> np.ndarray:
     """C = A @ B the way a K loop of MMADs builds it, as float64 holders of the result.
 
-    A [M, K] and B [K, N] are rounded to ``compute`` (a float format). Each K block of
+    A [M, K] and B [K, N] are rounded to ``compute`` (a float format; an MX format in
+    blocks of 32 along K, as a block-scaled Mmad takes them). Each K block of
     ``base_k`` (the last one may be shorter) is one MMAD: its product is computed in
     float64 and rounded once to fp32. The blocks are then combined in ``accumulate``
     (fp32: L0C's fp32 adds; fp16: the running sum rounded to fp16 after every block;
@@ -178,7 +179,7 @@ def gemm_k_loop(A, B, *, compute: str = "fp16", accumulate: str = "fp32",
                          hint=Phrase("refusal.hint.dequantize_first"))
     if isinstance(base_k, bool) or not isinstance(base_k, (int, np.integer)) or base_k < 1:
         raise InputError("base_k", base_k, Phrase("refusal.whole_at_least_1"))
-    a, b = round_to(A, compute), round_to(B, compute)
+    a, b = round_to(A, compute, axis=1), round_to(B, compute, axis=0)  # MX blocks run along K
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise InputError("A, B shapes", (a.shape, b.shape),
                          Phrase("refusal.shapes.ab"))

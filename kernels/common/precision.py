@@ -1,14 +1,15 @@
 """Number formats as a measured dimension: what each format is, rounding to the float
 formats, quantization to the integer formats, and which formats each chip's units take.
 
-* ``FORMATS``: fp32, hf32, bf16, fp16, int8, int4: the study's view of the one table
-  ``kernels.common.formats.FORMATS`` (unit roundoff, range, bytes per element). hf32 is
-  the cube's reduced-mantissa fp32 mode (fp32 exponent range, 11 explicit mantissa
-  bits); it is held in 4 bytes like fp32.
-* ``round_to(x, name)``: one round-to-nearest-even of ``x`` to a float format, returned as
-  float64 values (fp16 keeps subnormals and overflows to inf). The rounding itself is
-  numpy's (fp16, fp32) and ml_dtypes' (bf16) conversion, and for hf32 fp32 then 11 bits on
-  the uint32 pattern, as ``kernels.common.formats`` does for the GEMM.
+* ``FORMATS``: fp32, hf32, bf16, fp16, fp8_e4m3, fp8_e5m2, hif8, mxfp8, mxfp4, int8,
+  int4: the study's view of the one table ``kernels.common.formats.FORMATS`` (unit
+  roundoff, range, bytes per element). hf32 is the cube's reduced-mantissa fp32 mode (fp32
+  exponent range, 11 explicit mantissa bits); it is held in 4 bytes like fp32.
+* ``round_to(x, name)``: one rounding of ``x`` to a float format, returned as float64
+  values (fp16 keeps subnormals and overflows to inf). The rounding itself is numpy's
+  (fp16, fp32) and ml_dtypes' (bf16, fp8) conversion, for hf32 fp32 then 11 bits on the
+  uint32 pattern, hif8's and the MX formats' own modules (``hifloat8``,
+  ``microscaling``), as ``kernels.common.formats.round_to`` does.
 * ``quantize(x, fmt, scheme, granularity)``: int8 / int4 codes plus scales (and zero
   points), symmetric or asymmetric, per tensor / channel / token / group. Dequantizing
   gives every in-range element back within half a quantization step (scale / 2).
@@ -48,10 +49,11 @@ def format_of(name: str) -> Format:
     return _formats.format_of(name, FORMATS)
 
 
-def round_to(x, name: str) -> np.ndarray:
-    """``x`` rounded once (to nearest, ties to even) to the float format ``name``, as a
-    float64 array of exactly representable values. Overflow gives +-inf, NaN stays NaN;
-    hf32 rounds to fp32 first, as the hardware converts fp32 data."""
+def round_to(x, name: str, *, saturate: bool = False, axis: int = -1) -> np.ndarray:
+    """``x`` rounded once (to nearest, ties to even; hif8: ties away) to the float format
+    ``name``, as a float64 array of exactly representable values. Overflow gives +-inf
+    (fp8_e4m3: NaN) unless ``saturate``, NaN stays NaN; hf32 rounds to fp32 first, as the
+    hardware converts fp32 data; the MX formats round blocks of 32 along ``axis``."""
     fmt = format_of(name)
     if fmt.kind != "float":
         raise InputError("format", name, Phrase("refusal.float_format",
@@ -62,7 +64,7 @@ def round_to(x, name: str) -> np.ndarray:
         raise InputError("x", str(x.dtype), Phrase("refusal.real_array"))
     if x.dtype.kind in "iub":
         x = x.astype(np.float64)
-    return _formats.round_to(x, name).astype(np.float64)
+    return _formats.round_to(x, name, saturate=saturate, axis=axis).astype(np.float64)
 
 
 # ---- quantization -----------------------------------------------------------------------
