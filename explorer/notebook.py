@@ -169,11 +169,12 @@ def simulate(scenario: Scenario | str | os.PathLike, *, lang: str = "en",
              engine: str = "jit") -> Run:
     """Run a scenario (a ``Scenario``, or the path of a scenario .toml / .json or of a
     report .html, read as the CLI reads it) in time and in value."""
+    lang = _language(lang)
     if isinstance(scenario, (str, os.PathLike)):
         scenario = cli._read_scenario(os.fspath(scenario))  # noqa: SLF001
     elif not isinstance(scenario, Scenario):
         raise InputError("scenario", scenario, Phrase("refusal.notebook.scenario"))
-    return Run.of(simulate_result(scenario, engine=engine), _language(lang))
+    return Run.of(simulate_result(scenario, engine=engine), lang)
 
 
 def presets() -> tuple[str, ...]:
