@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbclient
+import nbformat
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -24,6 +26,7 @@ import hardware_presets as hp
 import kernels
 from explorer import Run, Scenario, notebook, simulate
 from explorer import core as explorer_core
+from explorer.core import extensions
 from explorer.core.metrics import KEY_METRICS, METRICS
 from explorer.core.trace import chrome_trace
 from explorer.plots import (
@@ -164,14 +167,27 @@ def test_numerics_table(gemm):
     assert table.iloc[0].to_dict() == dataclasses.asdict(gemm.numerics)
 
 
-def test_extension_tables_come_from_the_kernel_record(gemm, vector_add):
-    """A kernel's extensions (decode's whole-model step) add tables; others have none."""
+#: a decode step small enough to emulate in a fraction of a second
+TINY_DECODE = {"model": "custom", "custom_layers": 1, "custom_q_heads": 2, "custom_kv_heads": 1,
+               "custom_head_dim": 64, "custom_hidden": 128, "custom_intermediate_size": 256,
+               "custom_vocab_size": 128, "custom_params_B": 0.001, "batch": 2, "mean_len": 32,
+               "max_len": 64}
+
+
+def test_a_kernels_extensions_add_their_tables_and_figures(gemm, vector_add):
+    """Decode's record asks for the whole-model step: its summary becomes a table and its
+    figures join the report's; kernels without extensions have the common tables only."""
     assert gemm.tables() == vector_add.tables() == notebook.TABLES
-    extended = [name for name, record in kernels.KERNELS.items() if record.extensions]
-    assert extended, "some kernel has an extension"
-    for name in extended:
-        run = dataclasses.replace(gemm, scenario=Scenario.make(kernel=name))
-        assert run.tables() == notebook.TABLES + kernels.get(name).extensions
+    run = simulate(Scenario.make(kernel="decode", params=TINY_DECODE))
+    record = kernels.get("decode")
+    assert record.extensions and run.tables() == notebook.TABLES + record.extensions
+    for name in record.extensions:
+        expected = extensions.summaries({name: extensions.of(run)[name]})[name]
+        table = run.to_frame(name)
+        assert list(table.columns) == ["quantity", "value"]
+        assert dict(zip(table["quantity"], table["value"])) == pytest.approx(expected)
+    assert run.figures() == tuple(kind for kind, _ in report_figures.figures(run))
+    assert {"ops", "latency"} <= set(run.figures())
 
 
 @pytest.mark.parametrize("method", ["to_frame", "figure"])
@@ -350,9 +366,6 @@ def jupyter_env(tmp_path, monkeypatch):
 
 
 def test_quickstart_notebook_runs(jupyter_env):
-    nbclient = pytest.importorskip("nbclient")
-    import nbformat
-
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     nbformat.validate(notebook)
     nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
