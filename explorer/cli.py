@@ -144,12 +144,23 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
+    """One line per preset with its provenance counts; a package of several devices gets a
+    second, indented line with the package's totals (a kernel runs on one device)."""
     for name in hp.list_presets():
         chip = hp.load(name)
         peaks = ", ".join(f"{p} {v:.1f} TF" for p, v in chip.peak_tflops_table().items())
+        counts = ", ".join(f"{n} {s}" for s, n in chip.status_counts().items())
         print(f"{name:<6} {chip.display_name:<14} {chip.architecture:<8} "
               f"{chip.ai_cores} AI cores + {chip.vector_cores} vector, {chip.clock_MHz:g} MHz, "
-              f"HBM {chip.hbm_bandwidth_GBps:g} GB/s, L2 {chip.l2_MiB:g} MiB; {peaks}")
+              f"HBM {chip.hbm_GiB:g} GiB at {chip.hbm_bandwidth_GBps:g} GB/s, "
+              f"L2 {chip.l2_MiB:g} MiB; {peaks}; provenance: {counts}")
+        if chip.package_devices > 1:
+            print(f"{'':<6} package: {chip.package_devices} devices on {chip.package_dies} dies, "
+                  f"{chip.package_total('ai_cores')} AI cores + "
+                  f"{chip.package_total('vector_cores')} vector, "
+                  f"HBM {chip.package_total('hbm_GiB'):g} GiB at "
+                  f"{chip.package_total('hbm_bandwidth_GBps'):g} GB/s, "
+                  f"fp16 {chip.package_peak_tflops('fp16'):.1f} TF; a kernel runs on one device")
     return EXIT_OK
 
 

@@ -11,13 +11,15 @@ from dataclasses import dataclass
 
 from .errors import Phrase
 
-SECTIONS = ("cores", "memory", "cube", "vector", "transfer")
+SECTIONS = ("cores", "memory", "cube", "vector", "transfer", "package")
 META_KEYS = ("name", "display_name", "architecture", "vector_dtypes", "description",
              "description_zh")
 #: texts a file may give in Simplified Chinese too; without them the English stands in
 OPTIONAL_META_KEYS = ("description_zh",)
 ARCHITECTURES = ("split", "coupled")
-STATUSES = ("published", "derived", "estimated", "override")
+#: "announced": stated by the vendor at a launch event or on a roadmap, in no product
+#: document or file; a value derived from announced inputs is "derived" and says so
+STATUSES = ("published", "announced", "derived", "estimated", "override")
 FILE_STATUSES = STATUSES  # a user's file saved after overrides keeps "override"
 CONFIDENCES = ("H", "M", "L")
 PROVENANCE_PARTS = ("value", "source", "status", "confidence", "note", "note_zh")
@@ -46,12 +48,15 @@ UNIT_IDS = {"bytes": "refusal.unit.bytes", "columns": "refusal.unit.columns",
             "cycles/repeat": "refusal.unit.cycles_repeat", "elements": "refusal.unit.elements",
             "elements/cycle": "refusal.unit.elements_cycle", "rows": "refusal.unit.rows",
             "layers": "refusal.unit.layers", "heads": "refusal.unit.heads",
-            "tokens": "refusal.unit.tokens", "billion parameters": "refusal.unit.billion_params"}
+            "tokens": "refusal.unit.tokens", "billion parameters": "refusal.unit.billion_params",
+            "dies": "refusal.unit.dies", "devices": "refusal.unit.devices",
+            "flag": "refusal.unit.flag"}
 #: what 0 stands for (FieldSpec.zero_means) -> the message id of its words in a refusal
 ZERO_IDS = {"no fixpipe (coupled cores)": "refusal.zero.no_fixpipe",
             "the cube lacks this precision": "refusal.zero.no_precision",
             "no standalone vector cores": "refusal.zero.no_vector_cores",
-            "not given": "refusal.zero.not_given"}
+            "not given": "refusal.zero.not_given",
+            "no 4:2 sparse MMAD (MmadWithSparse)": "refusal.zero.no_sparse_mmad"}
 
 
 def unit_words(unit: str) -> str:
@@ -108,6 +113,7 @@ def _f(key, section, unit, kind, lo, hi, tunable, step, zero_means="", min_prese
 
 _NO_FIXPIPE = "no fixpipe (coupled cores)"
 _NO_PRECISION = "the cube lacks this precision"
+_NO_SPARSE = "no 4:2 sparse MMAD (MmadWithSparse)"
 
 
 def _dma_path(prefix: str, zero_means: str = "") -> tuple[FieldSpec, ...]:
@@ -149,6 +155,8 @@ FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
     _f("cube_n0", "cube", "columns", int, 1, 64, False, 1),
     *(_f(f"cube_k0_{p}", "cube", "elements", int, 0, 256, False, 4, _NO_PRECISION)
       for p in CUBE_PRECISIONS),
+    # a feature, not a precision: 1 where the cube runs MmadWithSparse (int8, 4:2 on B)
+    _f("cube_sparse_42", "cube", "flag", int, 0, 1, False, 1, _NO_SPARSE),
     _f("cube_fixed_cycles", "cube", "cycles", int, 0, 10_000, True, 1),
     # vector
     _f("vector_bytes_per_cycle", "vector", "B/cycle", float, 1, 65536, True, 32),
@@ -177,6 +185,11 @@ FIELDS: dict[str, FieldSpec] = {s.key: s for s in (
     *_dma_path("fixpipe_gm", _NO_FIXPIPE),
     _f("ub_copy_bytes_per_cycle", "transfer", "B/cycle", float, 1, 65536, True, 16),
     _f("sync_all_cycles", "transfer", "cycles", int, 0, 1_000_000, True, 10),
+    # package: what one package holds. A kernel runs on one device; the package's totals
+    # (cores, HBM, peaks) are devices x the device's figures, computed by `Chip`
+    _f("package_devices", "package", "devices", int, 1, 8, False, 1),
+    _f("package_dies", "package", "dies", int, 1, 8, False, 1),
+    _f("die_to_die_GBps", "package", "GB/s", float, 0, 100_000, False, 50, "not given"),
 )}
 
 #: must be > 0 on split chips (they have a fixpipe) and 0 on coupled ones
@@ -187,8 +200,11 @@ FIXPIPE_COST_KEYS = ("fixpipe_gm_issue_cycles", "fixpipe_gm_burst_cycles")
 #: the DMA paths of DESIGN.md §4 rule 1, by field prefix
 DMA_PATHS = ("gm_read", "gm_write", "fixpipe_gm")
 ALIGN_KEYS = ("ub_align_bytes", "l1_align_bytes", "l0ab_align_bytes", "l0c_align_bytes")
-#: fields a chip file may leave out (files written before the field existed): key -> value
-OPTIONAL_FIELDS = {f"cube_k0_{p}": 0 for p in LATER_CUBE_PRECISIONS}
+#: fields a chip file may leave out (files written before the field existed) -> the value
+#: they then take: the cube lacks the later precisions and the sparse MMAD, and the package
+#: is one die seen as one device (a section whose keys are all optional may be left out)
+OPTIONAL_FIELDS = {**{f"cube_k0_{p}": 0 for p in LATER_CUBE_PRECISIONS}, "cube_sparse_42": 0,
+                   "package_devices": 1, "package_dies": 1, "die_to_die_GBps": 0.0}
 #: fields an override changes without naming them -> what each follows, as notes word it
 #: (a split chip's AIVs follow its AICs; the vector clock follows an equal core clock)
 FOLLOWS = {"vector_cores": "ai_cores (AIC:AIV = 1:2)", "vector_clock_MHz": "clock_MHz"}

@@ -16,13 +16,15 @@ from .fields import FIELDS, SECTIONS, section_keys
 from .schema import Chip, Provenance
 from .validate import parse_document
 
-PRESETS: tuple[str, ...] = ("910B1", "910B2", "910B3", "910B4", "910", "310P3")
+PRESETS: tuple[str, ...] = ("910B1", "910B2", "910B3", "910B4", "910", "310P3", "910C", "950PR",
+                            "950DT")
 PRESET_DIR = Path(__file__).resolve().parent
 MAX_FILE_BYTES = 256 * 1024
 
 
 def list_presets() -> tuple[str, ...]:
-    """Names of the shipped presets, 910B1..910B4 then 910 and 310P3."""
+    """Names of the shipped presets: 910B1..910B4, 910 and 310P3, then today's chips (910C,
+    one die of the Atlas A3 package, and the announced 950PR and 950DT)."""
     return PRESETS
 
 

@@ -8,10 +8,11 @@ Validation lives in `validate.py`; every `Chip` in circulation has passed it.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from dataclasses import dataclass, field, fields
 
 from .errors import InputError, Phrase
-from .fields import CUBE_PRECISIONS, FIELDS, PRECISION_BYTES
+from .fields import CUBE_PRECISIONS, FIELDS, PRECISION_BYTES, STATUSES
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Provenance:
     """
 
     source: str
-    status: str  # published | derived | estimated | override
+    status: str  # published | announced | derived | estimated | override
     confidence: str  # H | M | L
     note: str = ""
     note_zh: str = ""
@@ -87,6 +88,7 @@ class Chip:
     cube_k0_hif8: int
     cube_k0_mxfp8: int
     cube_k0_mxfp4: int
+    cube_sparse_42: int
     cube_fixed_cycles: int
     # vector
     vector_bytes_per_cycle: float
@@ -119,6 +121,10 @@ class Chip:
     fixpipe_gm_max_outstanding: int
     ub_copy_bytes_per_cycle: float
     sync_all_cycles: int
+    # package
+    package_devices: int
+    package_dies: int
+    die_to_die_GBps: float
     # (key, Provenance) for every key of FIELDS, in FIELDS order
     provenance: tuple[tuple[str, Provenance], ...]
     # where the numbers were read from ("910B2.toml", "my_chip.toml"); names error messages
@@ -136,6 +142,12 @@ class Chip:
     def provenance_of(self, key: str) -> Provenance:
         """The provenance of one numeric field."""
         return dict(self.provenance)[_known_key(key, self.name)]
+
+    def status_counts(self) -> dict[str, int]:
+        """How many fields have each provenance status, in STATUSES order (absent ones left
+        out): the one-line answer to "how much of this chip is published?"."""
+        counts = Counter(p.status for _, p in self.provenance)
+        return {s: counts[s] for s in STATUSES if counts[s]}
 
     @property
     def overridden(self) -> dict[str, int | float]:
@@ -286,6 +298,19 @@ class Chip:
     def hbm_bytes(self) -> int:
         return self.hbm_GiB * 1024 ** 3
 
+    # ---- the package: devices x what one kernel sees -----------------------------------
+    def package_total(self, key: str) -> int | float:
+        """A per-device count or rate (ai_cores, vector_cores, hbm_GiB, hbm_bandwidth_GBps)
+        summed over the package's devices; never stored, so never out of step."""
+        if key not in PACKAGE_TOTALS:
+            raise InputError(f"{self.name}: package total", key,
+                             Phrase("refusal.one_of", options=", ".join(PACKAGE_TOTALS)))
+        return self.package_devices * getattr(self, key)
+
+    def package_peak_tflops(self, precision: str = "fp16") -> float:
+        """The package's cube peak: its devices' peaks summed (a kernel gets one of them)."""
+        return self.package_devices * self.peak_tflops(precision)
+
 
 @functools.lru_cache(maxsize=64)
 def _core_layout(arch: str, ai: int, vec: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -307,3 +332,5 @@ def _known_key(key: str, chip_name: str) -> str:
 
 
 NUMERIC_ATTRS = tuple(f.name for f in fields(Chip) if f.name in FIELDS)
+#: the per-device figures `Chip.package_total` sums over a package's devices
+PACKAGE_TOTALS = ("ai_cores", "vector_cores", "hbm_GiB", "hbm_bandwidth_GBps")

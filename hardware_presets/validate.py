@@ -47,14 +47,17 @@ class _Missing:
 MISSING = _Missing()
 _META_LIMITS = {"name": 64, "display_name": 100, "description": 500}
 _ENTRY_HELP = Phrase("refusal.doc.entry", table='{ value = ..., source = "...", status = '
-                     '"published|derived|estimated", confidence = "H|M|L", note = "..." }')
+                     '"published|announced|derived|estimated", confidence = "H|M|L", '
+                     'note = "..." }')
 
 
 #: the provenance of an optional field a file leaves out (see fields.OPTIONAL_FIELDS)
 _LEFT_OUT = Provenance(
     "not in the file", "estimated", "L",
-    "the file gives no value (it predates this field): 0, the chip lacks it",
-    "文件未给出该值（文件早于该字段）：0，即芯片不具备此项")
+    "the file gives no value (it predates this field): the default of a chip without it "
+    "(0 = the cube lacks it; a package of one die seen as one device)",
+    "文件未给出该值（文件早于该字段）：取不具备该项的芯片的默认值"
+    "（0 = Cube 不具备；封装为一个 die、作为一个设备）")
 
 
 def _hint(word: str, choices) -> str:
@@ -105,8 +108,8 @@ def parse_document(doc: Mapping, origin: str) -> Chip:
     values: dict[str, int | float] = {}
     provs: dict[str, Provenance] = {}
     for section in SECTIONS:
-        table = doc.get(section, MISSING)
         keys = section_keys(section)
+        table = doc.get(section, {} if set(keys) <= set(OPTIONAL_FIELDS) else MISSING)
         if not isinstance(table, Mapping):
             raise InputError(f"{origin}: [{section}]", table, Phrase(
                 "refusal.doc.section_table", section=section, keys=", ".join(keys)))
@@ -188,6 +191,7 @@ def build_chip(meta: Mapping, values: Mapping[str, int | float],
     _check_cube(values, where)
     _check_memory(values, where)
     _check_cores(meta["architecture"], values, where)
+    _check_package(values, where)
     return Chip(**meta, **values, provenance=tuple((k, provs[k]) for k in FIELDS), origin=origin)
 
 
@@ -202,6 +206,9 @@ def _check_cube(v: Mapping, where: Where) -> None:
                                                         high=f"{FIELDS[key].max:g}"))
     if not any(v[f"cube_k0_{p}"] for p in CUBE_PRECISIONS):
         raise InputError(where("cube_k0_fp16"), v["cube_k0_fp16"], Phrase("refusal.chip.k0_none"))
+    if v["cube_sparse_42"] and not v["cube_k0_int8"]:  # MmadWithSparse multiplies int8
+        raise InputError(where("cube_sparse_42"), v["cube_sparse_42"],
+                         Phrase("refusal.chip.sparse_int8"))
 
 
 def _check_memory(v: Mapping, where: Where) -> None:
@@ -248,6 +255,16 @@ def _check_cores(arch: str, v: Mapping, where: Where) -> None:
     if v["cluster_size"] > ai:
         raise InputError(where("cluster_size"), v["cluster_size"],
                          Phrase("refusal.chip.cluster", ai=ai))
+
+
+def _check_package(v: Mapping, where: Where) -> None:
+    """A device spans whole dies; a die-to-die link needs two dies."""
+    if v["package_dies"] % v["package_devices"]:
+        raise InputError(where("package_devices"), v["package_devices"], Phrase(
+            "refusal.chip.package_devices", dies=v["package_dies"]))
+    if v["die_to_die_GBps"] and v["package_dies"] < 2:
+        raise InputError(where("die_to_die_GBps"), v["die_to_die_GBps"],
+                         Phrase("refusal.chip.die_link"))
 
 
 # ---- overrides ---------------------------------------------------------------------------

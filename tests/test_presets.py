@@ -17,7 +17,8 @@ from hardware_presets.schema import NUMERIC_ATTRS
 
 PRESET_DIR = Path(hp.__file__).parent
 LOCALES = Path(__file__).resolve().parents[1] / "explorer" / "core" / "locales"
-ALL = ("910B1", "910B2", "910B3", "910B4", "910", "310P3")
+ALL = ("910B1", "910B2", "910B3", "910B4", "910", "310P3", "910C", "950PR", "950DT")
+DISPLAY = {"910C": "Atlas A3 · Ascend 910C die"}  # else "Ascend <name>"
 
 # (ai cores, clock MHz, {precision: k0}) from hardware_facts.md, independent of the presets
 FACTS = {
@@ -27,9 +28,16 @@ FACTS = {
     "910B4": (20, 1500, {"fp16": 16, "bf16": 16, "int8": 32, "int4": 64, "fp32": 4, "hf32": 8}),
     "910": (32, 1000, {"fp16": 16, "int8": 32}),
     "310P3": (8, 1060, {"fp16": 16, "int8": 32}),
+    # one die of the 910C (CloudMatrix384 paper), 910B2's clock assumed; arch 3510 docs and
+    # the 950 whitepaper's Table 3-1 (FP8 family 2x, MXFP4 4x the FP16 rate)
+    "910C": (24, 1800, {"fp16": 16, "bf16": 16, "int8": 32, "int4": 64, "fp32": 4, "hf32": 8}),
+    "950PR": (32, 1650, {"fp16": 16, "bf16": 16, "int8": 32, "fp32": 4, "hf32": 8,
+                         "fp8_e4m3": 32, "fp8_e5m2": 32, "hif8": 32, "mxfp8": 32, "mxfp4": 64}),
+    "950DT": (36, 1650, {"fp16": 16, "bf16": 16, "int8": 32, "fp32": 4, "hf32": 8,
+                         "fp8_e4m3": 32, "fp8_e5m2": 32, "hif8": 32, "mxfp8": 32, "mxfp4": 64}),
 }
 FP16_TF = {"910B1": 363.7, "910B2": 353.9, "910B3": 294.9, "910B4": 245.8, "910": 262.1,
-           "310P3": 69.5}
+           "310P3": 69.5, "910C": 353.9, "950PR": 432.5, "950DT": 486.6}
 
 
 # ---- presets load and give the published figures ------------------------------------------
@@ -42,11 +50,11 @@ def test_list_presets_matches_files():
 def test_preset_loads_with_full_provenance(name):
     chip = load(name)
     assert isinstance(chip, Chip) and chip.name == name and hash(chip)
-    assert chip.display_name == f"Ascend {name}"
+    assert chip.display_name == DISPLAY.get(name, f"Ascend {name}")
     assert [k for k, _ in chip.provenance] == list(FIELDS)
     for key, prov in chip.provenance:
         assert isinstance(prov, Provenance)
-        assert prov.status in ("published", "derived", "estimated"), key
+        assert prov.status in ("published", "announced", "derived", "estimated"), key
         assert prov.confidence in ("H", "M", "L"), key
         assert prov.source.strip(), key
         assert "seed" not in prov.source.lower(), key
@@ -186,8 +194,8 @@ def test_bad_override(name, overrides, parts):
 
 def test_bad_preset_name():
     with pytest.raises(InputError) as err:
-        load("910C")
-    assert "preset" in str(err.value) and "'910C'" in str(err.value) and "910B1, 910B2" in str(
+        load("910D")
+    assert "preset" in str(err.value) and "'910D'" in str(err.value) and "910B1, 910B2" in str(
         err.value)
 
 
@@ -293,7 +301,7 @@ BAD_FILES = [  # (id, preset, edit, substrings the message must contain: where, 
     ("unknown part", "910B2", _sub(r"^(ub_KiB = \{ value = 192),", r'\1, colour = "x",'),
      ["memory.ub_KiB.colour", "'x'", "value, source, status, confidence, note"]),
     ("bad status", "910B2", _part("ub_KiB", "status", '"guess"'),
-     ["memory.ub_KiB.status", "'guess'", "published, derived, estimated"]),
+     ["memory.ub_KiB.status", "'guess'", "published, announced, derived, estimated"]),
     ("bad confidence", "910B2", _part("ub_KiB", "confidence", '"X"'),
      ["memory.ub_KiB.confidence", "'X'", "one of H"]),
     ("estimate without note", "910B2", _part("sync_all_cycles", "note", '""'),

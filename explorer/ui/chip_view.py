@@ -25,17 +25,20 @@ from hardware_presets.fields import FOLLOWS
 
 OVERRIDE_ERROR = "chip_override_error"
 _ROW_COLOURS = {"estimated": "background-color: rgba(230, 159, 0, 0.18)",
+                "announced": "background-color: rgba(204, 121, 167, 0.18)",
                 "override": "background-color: rgba(0, 114, 178, 0.15)"}
-_STATUS_MARK = {"estimated": "⚠ ", "override": "✎ "}
+_STATUS_MARK = {"estimated": "⚠ ", "announced": "◆ ", "override": "✎ "}
 #: message ids: each section's heading, each provenance status (short, and the legend's
 #: sentence), each confidence (short, and the legend's sentence) and each column heading of
 #: the fields and peaks tables
 SECTION_IDS = {"cores": "chip_section.cores", "memory": "chip_section.memory",
                "cube": "chip_section.cube", "vector": "chip_section.vector",
-               "transfer": "chip_section.transfer"}
-STATUS_IDS = {"published": "ui.status.published", "derived": "ui.status.derived",
+               "transfer": "chip_section.transfer", "package": "chip_section.package"}
+STATUS_IDS = {"published": "ui.status.published", "announced": "ui.status.announced",
+              "derived": "ui.status.derived",
               "estimated": "ui.status.estimated", "override": "ui.status.override"}
 PROVENANCE_IDS = {"published": "provenance.status.published",
+                  "announced": "provenance.status.announced",
                   "derived": "provenance.status.derived",
                   "estimated": "provenance.status.estimated",
                   "override": "provenance.status.override"}

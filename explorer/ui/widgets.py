@@ -74,6 +74,9 @@ _UNIT_IDS = {
     "tokens (Quest)": "ui.unit.tokens_quest",
     "tokens, comma-separated (distribution 'list')": "ui.unit.tokens_list",
     "vector cores (0 = all)": "ui.unit.vector_cores_all",
+    "dies": "ui.unit.dies",
+    "devices": "ui.unit.devices",
+    "flag": "ui.unit.flag",
 }
 _LANGUAGE_IDS = {"en": "ui.lang.en", "zh": "ui.lang.zh"}
 # What 0 stands for in FieldSpec.zero_means -> message id of its translation.

@@ -8,7 +8,8 @@ from typing import Self
 
 import numpy as np
 
-from hardware_presets import Chip
+from hardware_presets import Chip, list_presets
+from hardware_presets import load as load_preset
 from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.cycles import mmad_cycles, onchip_cycles
@@ -214,8 +215,12 @@ def _check_support(chip: Chip, p: GemmParams) -> None:
     if p.dtype_out == "bf16" and "bf16" not in chip.cube_precisions:
         raise InputError("params.dtype_out", "bf16", Phrase("refusal.gemm.bf16_out",
                                                             chip=chip.display_name))
-    if p.sparsity == "4:2" and (p.dtype_in != "int8" or chip.architecture != "split"):
+    if p.sparsity == "4:2" and p.dtype_in != "int8":
         raise InputError("params.sparsity", "4:2", Phrase("refusal.gemm.sparse_42"))
+    if p.sparsity == "4:2" and not chip.cube_sparse_42:  # a feature of the chip's data
+        raise InputError("params.sparsity", "4:2", Phrase(
+            "refusal.gemm.sparse_42_chip", chip=chip.display_name, chips=", ".join(
+                n for n in list_presets() if load_preset(n).cube_sparse_42)))
     if p.sparsity == "2:4" and p.dtype_in not in ("fp16", "bf16"):
         raise InputError("params.sparsity", "2:4", Phrase("refusal.gemm.sparse_24"))
     if p.grid_z > 1 and p.split_k_mode == "atomic" and p.dtype_out in ("int8",):
