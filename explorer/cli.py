@@ -28,6 +28,7 @@ from .core.i18n import t
 from .core.metrics import METRIC_LABEL_IDS, METRICS
 from .core.scenario import DOCUMENT_MAX_CHARS
 from .core.trace import chrome_trace
+from .core.verdict import verdict
 from .plots.report import scenario_from_report
 from .version import __version__
 
@@ -126,15 +127,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     extra = extensions.summaries(extensions.of(result))
     if args.json:
         print(json.dumps({"scenario": result.scenario.to_dict(), "metrics": result.metrics,
-                          "numerics": vars(check), **extra}, indent=2, default=float))
+                          "numerics": {**vars(check), "verdict": verdict(check)}, **extra},
+                         indent=2, default=float))
     else:
         print(f"{result.chip.display_name} · {result.scenario.kernel}")
         for name, unit in METRICS.items():
             print(f"  {t(METRIC_LABEL_IDS[name]):<28} {_format(result.metrics[name], unit)}")
-        verdict = "passed" if check.passed else "FAILED"
-        print(f"  numerics: {verdict}: max abs error {check.max_abs_error:.3g}, max rel error "
-              f"{check.max_rel_error:.3g} (bound {check.bound:.3g}), "
-              f"{check.verified} of {check.total} elements verified")
+        head, *rest = verdict(check)
+        print(f"  numerics: {head}")
+        for line in rest:
+            print(f"    {line}")
         for ext, values in extra.items():
             for name, value in values.items():
                 print(f"  {ext.replace('_', ' ')}: {name:<30} {_format(value, '')}")

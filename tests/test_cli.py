@@ -46,8 +46,8 @@ def test_run_prints_every_metric(scenario_file, capsys):
         assert any(line.strip().startswith(label) for line in lines), label
     instructions = next(line for line in lines if line.strip().startswith("Instructions"))
     assert instructions.split()[-1] == "20"  # 5 tiles x 4 instructions
-    assert "numerics: passed" in out
-    assert "5000 of 5000 elements verified" in out
+    assert "numerics: Passed: every verified element" in out  # tests/test_verdict.py
+    assert "5,000 of 5,000 output elements verified" in out
 
 
 def test_run_json(scenario_file, capsys):
@@ -61,6 +61,9 @@ def test_run_json(scenario_file, capsys):
     assert doc["numerics"]["passed"] is True
     assert doc["numerics"]["verified"] == doc["numerics"]["total"] == 5000
     assert doc["numerics"]["max_rel_error"] <= doc["numerics"]["bound"] == 2.0 ** -11
+    assert doc["numerics"]["norm_rel_error"] <= doc["numerics"]["norm_bound"] == \
+        pytest.approx(2.0 ** -11)  # allowed = u |reference|: the norm-wise bound is u
+    assert doc["numerics"]["verdict"][0].startswith("Passed: every verified element")
     assert Scenario.from_dict(doc["scenario"]) == Scenario.from_toml(
         Path(scenario_file).read_text(encoding="utf-8"))
 
@@ -133,7 +136,7 @@ def test_huge_integer_in_file_exits_2(tmp_path, capsys):
 def test_failed_numerics_exit_3(scenario_file, capsys, monkeypatch, fresh_numerics):
     monkeypatch.setattr(va, "unit_roundoff", lambda params: 0.0)  # fp16 rounding now "fails"
     assert cli.main(["run", scenario_file]) == cli.EXIT_NUMERICS == 3
-    assert "numerics: FAILED" in capsys.readouterr().out
+    assert "numerics: Failed:" in capsys.readouterr().out
 
 
 def test_deadlock_exits_4(scenario_file, capsys, monkeypatch):

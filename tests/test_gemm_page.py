@@ -211,4 +211,6 @@ def test_the_seed_lives_in_the_url_and_changes_the_check():
     first = gemm_page({"M": "256", "N": "256", "K": "256", "seed": "1"})
     second = gemm_page({"M": "256", "N": "256", "K": "256", "seed": "2"})
     assert first.query_params["seed"] == "1" and not first.exception
-    assert texts(first.success) != texts(second.success)  # other inputs, other errors
+    # other inputs, other errors: the check's numbers (the verdict and its captions) differ
+    assert texts([*first.success, *first.caption]) != texts([*second.success, *second.caption])
+    assert "Norm-wise relative error" in texts(first.caption)

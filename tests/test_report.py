@@ -24,6 +24,7 @@ from explorer.core.i18n import t
 from explorer.core.metrics import METRICS
 from explorer.core.validation import model_card
 from explorer.core.validation.cases import MODEL_VERSION, cases
+from explorer.core.verdict import verdict
 from explorer.plots import report
 from explorer.plots.report_figures import figures, format_metric
 from explorer.ui import run_view
@@ -88,6 +89,8 @@ def test_html_lists_scenario_chip_metrics_and_check(results, pages):
     assert "Time from the first instruction" in page  # a definition
     assert "Ascend 910B2" in page and "your override" in page  # ub_KiB = 128
     assert "Passed:" in page and f"{result.numerics.verified:,}" in page
+    # the check in the words of the CLI and the pages (tests/test_verdict.py)
+    assert all(html.escape(line) in page for line in verdict(result.numerics, "en"))
     assert "CopyIn → Compute → CopyOut." in page  # the page's explanation, by default
     assert "<strong>" in page and "<code>" in page  # its Markdown, rendered
 

@@ -24,19 +24,7 @@ from .emulator.engine import run
 from .metrics import compute_metrics, waves_of
 from .scenario import Scenario
 from .tables import bandwidth_table, per_core_table, timeline_table, traffic_table
-
-
-@dataclass(frozen=True)
-class NumericsCheck:
-    """Kernel output vs float64 reference on the verified elements."""
-
-    max_abs_error: float
-    max_rel_error: float
-    bound: float  # unit roundoff of the output format (relative)
-    bound_ratio: float  # max over elements of |error| / allowed error (pass when <= 1)
-    passed: bool
-    verified: int  # elements compared
-    total: int  # elements the kernel produces
+from .verdict import NumericsCheck, compare
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,7 +49,8 @@ class Result:
 
 def check_numerics(kernel, params: dict, seed: int) -> NumericsCheck:
     """Execute the kernel and its reference on the same inputs and compare element by
-    element against the kernel's own error bound (see each kernel's ``error_bound``)."""
+    element against the kernel's own error bound (see each kernel's ``error_bound``;
+    ``explorer.core.verdict`` says what is compared and how it reads)."""
     num = kernel.numerics
     inputs = num.make_inputs(params, np.random.default_rng(seed))
     out = num.execute(params, inputs)
@@ -69,16 +58,9 @@ def check_numerics(kernel, params: dict, seed: int) -> NumericsCheck:
         out = num.as_real(params, out)
     ref = num.reference(inputs)
     name = next(iter(ref))
-    got, want = np.asarray(out[name], dtype=np.float64), ref[name]
-    err = np.abs(got - want)
-    scale = np.abs(want)
-    rel = np.divide(err, scale, out=np.where(err > 0, np.inf, 0.0), where=scale > 0)
-    allowed = num.error_bound(params, inputs, want)
-    ratio = np.divide(err, allowed, out=np.where(err > 0, np.inf, 0.0), where=allowed > 0)
-    return NumericsCheck(float(err.max(initial=0.0)), float(rel.max(initial=0.0)),
-                         num.unit_roundoff(params), float(ratio.max(initial=0.0)),
-                         bool(np.all(err <= allowed)), int(got.size),
-                         num.output_elements(params))
+    allowed = num.error_bound(params, inputs, ref[name])
+    return compare(out[name], ref[name], allowed, num.unit_roundoff(params),
+                   num.output_elements(params))
 
 
 #: numerical checks remembered per process (each a few numbers)

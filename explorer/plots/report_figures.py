@@ -20,6 +20,7 @@ import kernels
 from explorer.core import extensions
 from explorer.core.i18n import has, t
 from explorer.core.metrics import METRIC_DEF_IDS, METRIC_LABEL_IDS, METRICS
+from explorer.core.verdict import verdict
 from explorer.plots import decode as decode_plots
 from explorer.plots.cores import load_balance_figure, pipe_ratio_figure
 from explorer.plots.gemm import task_grid_figure
@@ -170,11 +171,8 @@ def chip_table(chip, lang: str = "en") -> pd.DataFrame:
 
 # ---- check, notes, explanation -----------------------------------------------------------
 def numerics_text(result, lang: str = "en") -> str:
-    check = result.numerics
-    return t("report.numerics_pass" if check.passed else "report.numerics_fail", lang,
-             abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
-             ratio=f"{check.bound_ratio:.3g}", bound=f"{check.bound:.3g}",
-             verified=f"{check.verified:,}", total=f"{check.total:,}")
+    """The numerical check in the words of the CLI and the pages (`verdict`), one paragraph."""
+    return " ".join(verdict(result.numerics, lang))
 
 
 def _note_value(value: object) -> object:

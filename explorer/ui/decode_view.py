@@ -343,12 +343,9 @@ def notes(s: DecodeStep) -> tuple[tuple[str, dict], ...]:
 
 
 def show_numerics(s: DecodeStep) -> None:
-    """Pass / fail of the float64 check, the worst error vs its bound, what was verified,
-    and the step's notes (replicated layer, estimated linear part, overcommit)."""
-    check, p = s.result.numerics, s.result.params
-    values = dict(abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
-                  ratio=f"{check.bound_ratio:.3g}", verified=f"{check.verified:,}",
-                  total=f"{check.total:,}", kv=p["kv_dtype"],
-                  out=dp.DecodeParams.of(p).out_dtype)
-    run_view.show_check(check, "ui.decode.numerics_pass", "ui.decode.numerics_fail", values,
-                        notes(s))
+    """The float64 check of the attention output (explorer.core.verdict), and the step's
+    notes (replicated layer, estimated linear part, overcommit)."""
+    p = s.result.params
+    subject = state.tr("verdict.subject.attention", kv=p["kv_dtype"],
+                       out=dp.DecodeParams.of(p).out_dtype)
+    run_view.show_check(s.result.numerics, subject, notes(s))

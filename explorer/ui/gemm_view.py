@@ -144,11 +144,8 @@ def show_figures(scenario: Scenario) -> None:
 
 
 def show_numerics(result: Result) -> None:
-    """Pass / fail against the element-wise bound, the worst error as a share of it, and
-    how much of C was verified."""
-    check, p = result.numerics, result.params
-    values = dict(abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
-                  ratio=f"{check.bound_ratio:.3g}", verified=f"{check.verified:,}",
-                  total=f"{check.total:,}", dtype_in=p["dtype_in"], dtype_out=p["dtype_out"])
-    run_view.show_check(check, "ui.gemm.numerics_pass", "ui.gemm.numerics_fail", values,
+    """The float64 check of C (explorer.core.verdict), how C is computed, the notes."""
+    p = result.params
+    subject = state.tr("verdict.subject.gemm", dtype_in=p["dtype_in"], dtype_out=p["dtype_out"])
+    run_view.show_check(result.numerics, subject,
                         ((("ui.gemm.numerics_note", {}),) + tuple(result.notes)))

@@ -322,13 +322,8 @@ def show_roofline(scenario: Scenario) -> None:
 
 
 def show_numerics(result: Result) -> None:
-    """Passed or failed, the worst error against the element-wise bound, what was verified."""
-    check = result.numerics
-    values = dict(ratio=f"{check.bound_ratio:.3g}", abs=f"{check.max_abs_error:.3g}",
-                  rel=f"{check.max_rel_error:.3g}", bound=f"{check.bound:.3g}",
-                  verified=f"{check.verified:,}", total=f"{check.total:,}")
-    run_view.show_check(check, "report.numerics_pass", "report.numerics_fail", values,
-                        result.notes)
+    """The float64 check of the output (explorer.core.verdict), then the run's notes."""
+    run_view.show_check(result.numerics, None, result.notes)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False,

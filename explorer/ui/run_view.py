@@ -24,6 +24,7 @@ from explorer import plots
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
 from explorer.core.metrics import KEY_METRICS, METRIC_DEF_IDS
+from explorer.core.verdict import verdict
 from explorer.plots import report, report_figures, values
 from explorer.ui import errors, state, uploads
 from hardware_presets.errors import InputError
@@ -159,12 +160,17 @@ def show_roofline(scenario: Scenario) -> None:
     st.caption(state.tr(CAPTION_IDS["roofline"]))
 
 
-def show_check(check, passed_id: str, failed_id: str, values: dict, notes) -> None:
-    """Pass / fail of a float64 check in the page's words, then the run's notes."""
+def show_check(check, subject: str | None, notes) -> None:
+    """The float64 check in the words the CLI and reports use (`verdict`): the verdict in
+    a box, what was compared against which bound below it, then the run's notes.
+    ``subject`` names what was checked ("C (fp16 in, fp16 out)"; None: "the output")."""
+    head, *rest = verdict(check, state.language(), subject)
     if check.passed:
-        st.success(state.tr(passed_id, **values), icon=":material/check_circle:")
+        st.success(head, icon=":material/check_circle:")
     else:
-        st.error(state.tr(failed_id, **values), icon=":material/cancel:")
+        st.error(head, icon=":material/cancel:")
+    for line in rest:
+        st.caption(line)
     for msg_id, note_values in notes:
         if has(msg_id):
             st.caption(state.tr(msg_id, **{k: f"{v:,}" if isinstance(v, int) and
@@ -173,12 +179,9 @@ def show_check(check, passed_id: str, failed_id: str, values: dict, notes) -> No
 
 
 def show_numerics(result: Result) -> None:
-    """Pass / fail of the float64 check, its errors vs the bound, and what was verified."""
-    check = result.numerics
-    values = dict(abs=f"{check.max_abs_error:.3g}", rel=f"{check.max_rel_error:.3g}",
-                  bound=f"{check.bound:.3g}", verified=f"{check.verified:,}",
-                  total=f"{check.total:,}", dtype=result.params["dtype"])
-    show_check(check, "ui.va.numerics_pass", "ui.va.numerics_fail", values, result.notes)
+    """The float64 check of the result in its precision, then the run's notes."""
+    show_check(result.numerics, state.tr("verdict.subject.result", dtype=result.params["dtype"]),
+               result.notes)
 
 
 def show_downloads(scenario: Scenario, explanation: str = "") -> None:
