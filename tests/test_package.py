@@ -22,8 +22,6 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -36,7 +34,7 @@ from explorer.core import gallery, simulate
 from explorer.core.i18n import t
 from explorer.plots.report import scenario_from_report
 from explorer.version import __version__
-from tests.app_server import free_port, stop_process_group
+from tests.app_server import _health, free_port, stop_process_group
 from tests.waiting import DEADLINE_S, poll_until
 
 REPO = Path(__file__).resolve().parents[1]
@@ -199,28 +197,19 @@ def test_the_installed_command_works_outside_the_checkout(installed):
     assert f"version {__version__} (<code>ascend-explorer</code>)" in page  # its footer
 
 
-
-def _healthy(url: str, proc: subprocess.Popen) -> bool:
-    assert proc.poll() is None, proc.communicate()[0]
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
-
-
 def test_the_installed_app_serves_and_its_pages_run(installed):
-    port = free_port()
-    proc = subprocess.Popen([str(installed["bin"] / "ascend-explorer"), "app", "--port",
-                             str(port), "--address", "127.0.0.1"], cwd=installed["cwd"],
-                            env=installed["env"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        poll_until(lambda: _healthy(f"http://127.0.0.1:{port}", proc), bool,
+    port, log_path = free_port(), installed["cwd"] / "app.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([str(installed["bin"] / "ascend-explorer"), "app", "--port",
+                                 str(port), "--address", "127.0.0.1"], cwd=installed["cwd"],
+                                env=installed["env"], stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:  # the process is Streamlit's server itself (execv), in a group of its own
+        poll_until(lambda: _health(f"http://127.0.0.1:{port}", proc, log_path), bool,
                    "the installed app to be healthy")
     finally:
         stop_process_group(proc.pid)
-        proc.communicate()
+        proc.wait(timeout=DEADLINE_S)
     # the start page from the installed main script (its links reach the packaged pages),
     # with explorer imported from the fresh venv and the checkout on no path
     shown = _run(installed, "python", "-c", f"""if True:
