@@ -134,12 +134,15 @@ def test_a_killed_worker_is_replaced_and_the_queue_goes_on(pool, tmp_path):
     assert pool.submit(_simulate_dict, SMALL).result(DEADLINE_S).metrics
 
 
-def test_new_workers_started_under_the_app_script_as_main_serve(pool, monkeypatch):
-    """While a session's script runs, Streamlit makes app.py ``__main__``; a worker started
-    then re-imports it as ``__mp_main__``, which must draw nothing and start no pool of its
-    own (it would fail multiprocessing's bootstrapping check and the worker would die)."""
+@pytest.mark.parametrize("script", [APP, APP.parent / "explorer" / "ui" / "app_main.py"],
+                         ids=["app.py", "installed app_main.py"])
+def test_new_workers_started_under_the_app_script_as_main_serve(pool, monkeypatch, script):
+    """While a session's script runs, Streamlit makes the main script (app.py, or
+    app_main.py for ``ascend-explorer app``) ``__main__``; a worker started then re-imports
+    it as ``__mp_main__``, which must draw nothing and start no pool of its own (it would
+    fail multiprocessing's bootstrapping check and the worker would die)."""
     main = types.ModuleType("__main__")
-    main.__file__, main.__spec__ = str(APP), None
+    main.__file__, main.__spec__ = str(script), None
     monkeypatch.setitem(sys.modules, "__main__", main)
     with pytest.raises(WorkerDied):
         pool.submit(_die).result(DEADLINE_S)  # its replacement starts with this __main__
