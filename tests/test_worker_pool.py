@@ -135,7 +135,7 @@ def test_a_killed_worker_is_replaced_and_the_queue_goes_on(pool, tmp_path):
 
 
 @pytest.mark.parametrize("script", [APP, APP.parent / "explorer" / "ui" / "app_main.py"],
-                         ids=["app.py", "installed app_main.py"])
+                         ids=["app.py", "app_main.py"])
 def test_new_workers_started_under_the_app_script_as_main_serve(pool, monkeypatch, script):
     """While a session's script runs, Streamlit makes the main script (app.py, or
     app_main.py for ``ascend-explorer app``) ``__main__``; a worker started then re-imports
