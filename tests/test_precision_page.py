@@ -10,6 +10,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import hardware_presets as hp
+from explorer.core import precision_formats as pf
 from explorer.core import precision_study as ps
 from explorer.ui import precision_controls, precision_view
 from tests.apptest_helpers import open_page, set_widgets, texts
@@ -18,6 +20,7 @@ from tests.apptest_helpers import widget as find
 PAGE = "explorer/ui/pages/precision.py"
 SMALL = {"M": "256", "N": "256", "K": "256"}  # quick to measure and to emulate
 PREFIX = "w.pr."
+FORMAT_CHARTS = 3  # element errors, outcomes, dot products
 
 
 def widget(at: AppTest, name: str):
@@ -36,6 +39,14 @@ def precision_page(query: dict | None = None, **values) -> AppTest:
 
 def table(at: AppTest):
     return at.dataframe[0].value
+
+
+def format_table(at: AppTest):
+    return at.dataframe[1].value
+
+
+def format_summary(at: AppTest):
+    return at.dataframe[2].value
 
 
 def row(at: AppTest, config: str):
@@ -59,7 +70,8 @@ def test_default_page_renders_the_study_on_910b2():
     assert float(row(at, "fp32 everywhere")["Rel. Frobenius error"]) < \
         float(row(at, "fp16 + fp32 acc (blog's sandwich)")["Rel. Frobenius error"])
     specs = charts(at)
-    assert len(specs) == 5  # Pareto, error vs K, histogram, sandwich, blog vs Kahan
+    # Pareto, error vs K, histogram, sandwich, blog vs Kahan; the formats' three
+    assert len(specs) == 5 + FORMAT_CHARTS
     assert specs[0]["layout"]["xaxis"]["type"] == "log"
     assert not at.error
     markdown = texts(at.markdown)
@@ -79,7 +91,7 @@ def test_coupled_presets_render_and_label_what_they_lack(preset):
     assert row(at, "fp16 + fp32 acc (blog's sandwich)")["Status"] == "runs"
     assert not at.error  # the user's fp16 sandwich runs there
     assert "No Fixpipe on the" in texts(at.markdown)  # L0C -> UB, Cast on the vector unit
-    assert len(at.get("plotly_chart")) == 5
+    assert len(at.get("plotly_chart")) == 5 + FORMAT_CHARTS
 
 
 # ---- the table follows the kernel and the formats ------------------------------------------
@@ -128,7 +140,7 @@ def test_unsupported_choice_is_a_translated_error():
     assert "the Ascend 910 cube has no bf16 mode (it takes fp16, int8)" in message
     mine = row(at, "★ your choice")
     assert mine["Status"] == "not on this chip" and mine["Time (µs)"] == "–"
-    assert len(at.get("plotly_chart")) == 5  # the page goes on drawing
+    assert len(at.get("plotly_chart")) == 5 + FORMAT_CHARTS  # the page goes on drawing
     at = precision_page({"preset": "310P3"}, storage="fp32", compute="fp32", output="fp32")
     assert "the Ascend 310P3 cube has no fp32 mode" in texts(at.error)
 
@@ -178,3 +190,51 @@ def test_every_choice_and_configuration_has_a_name():
         assert set(precision_controls.SPECS[name].choices) <= set(ids), name
     configs = {n for family in ps.STANDARD.values() for n in family} | {precision_view.YOURS}
     assert configs <= set(precision_view.CONFIG_IDS)
+
+
+# ---- the number formats --------------------------------------------------------------------
+def test_format_table_lists_the_new_formats_and_asks_each_chip():
+    """Every format with its bits and unit roundoff; which units and presets take it come
+    from the presets' own fields (950PR's cube takes the 8- and 4-bit floats, 910B2's not)."""
+    at = precision_page()
+    df = format_table(at).set_index("Format")
+    for name, bits, u in (("★ fp8_e4m3", "8", "2⁻⁴"), ("★ fp8_e5m2", "8", "2⁻³"),
+                          ("★ hif8", "8", "2⁻²"), ("★ mxfp8", "8.25", "2⁻³"),
+                          ("★ mxfp4", "4.25", "2⁻²"), ("fp16", "16", "2⁻¹¹")):
+        assert (df.loc[name, "Bits per element"], df.loc[name, "Unit roundoff u"]) == (bits, u)
+    assert df.loc["★ fp8_e4m3", "Largest"] == "448" and df.loc["★ mxfp8", "Largest"] == \
+        "448 × 2¹²⁷"
+    assert df.loc["★ mxfp4", "u relative to"] == "the largest |value| of its block of 32"
+    cube = {p for p in hp.PRESETS if "hif8" in hp.load(p).cube_precisions}
+    shown = set(df.loc["★ hif8", "Presets that take it"].split(", "))
+    assert shown == {hp.load(p).display_name for p in cube}
+    assert df.loc["★ hif8", "On this chip"] == "–" and df.loc["fp16", "On this chip"] != "–"
+    assert "does not take fp8_e4m3" in texts(at.info)
+    assert at.query_params["format"] == "fp8_e4m3" and at.query_params["magnitude"] == "0"
+
+
+def test_picking_a_format_and_a_magnitude_changes_the_study():
+    """mxfp4 on outlier data flushes far more elements than on Gaussian data; FP8 E4M3
+    saturates once the data is 1000 times larger; the summary follows the library."""
+    at = precision_page({"preset": "950PR"}, format="mxfp4")
+    assert "takes mxfp4 on its units: Cube" in texts(at.success)
+    gauss = format_summary(at).set_index("Format")
+    set_values(at, distribution="outliers")
+    outliers = format_summary(at).set_index("Format")
+    flushed = lambda df: float(df.loc["mxfp4", "Flushed to 0"].rstrip("%"))  # noqa: E731
+    assert flushed(outliers) > 3 * flushed(gauss)
+    expected = pf.element_study("outliers", 0, 0).table.set_index("format")
+    assert flushed(outliers) == pytest.approx(100 * expected.loc["mxfp4", "share_flushed"],
+                                              abs=0.05)
+    set_values(at, magnitude=3)
+    big = format_summary(at).set_index("Format")
+    assert float(big.loc["fp8_e4m3", "Saturated"].rstrip("%")) > 10
+    assert big.loc["mxfp8", "Saturated"] == "0.0%"  # the block scale follows the data
+    assert at.query_params["magnitude"] == "3" and at.query_params["format"] == "mxfp4"
+    assert not at.error
+
+
+def test_formats_section_in_chinese():
+    at = precision_page({"lang": "zh", "format": "hif8"})
+    assert "格式" in format_table(at).columns
+    assert "锥形精度" in texts(at.markdown)

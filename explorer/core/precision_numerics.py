@@ -31,7 +31,9 @@ from kernels.gemm.params import default_base_k
 OPERATIONS = ("gemm", "attention_score", "kv_storage")
 #: the family of each operation: both attention operations share formats and shapes
 FAMILIES = {"gemm": "gemm", "attention_score": "attention", "kv_storage": "attention"}
-DISTRIBUTIONS = ("gaussian", "uniform", "outliers")
+DISTRIBUTIONS = ("gaussian", "uniform", "heavy", "outliers")
+#: degrees of freedom of the heavy-tailed data (Student t: finite variance, rare big values)
+HEAVY_DOF = 3
 STORAGE_FORMATS = ("fp32", "bf16", "fp16", "int8", "int4")
 INT_FORMATS = precision.INT_FORMATS
 COMPUTE_FORMATS = {"gemm": ("fp32", "hf32", "bf16", "fp16", "int8"),
@@ -134,7 +136,9 @@ def check_shape(operation: str, shape) -> tuple[int, ...]:
 def data(kind: str, shape, distribution: str = "gaussian", seed: int = 0) -> np.ndarray:
     """Float64 test data of ``shape`` for one operand ``kind`` (A, B, q, K, V, x, y, blog).
 
-    gaussian: standard normal; uniform: on [-1, 1); outliers: standard normal with a few
+    gaussian: standard normal; uniform: on [-1, 1); heavy: Student t with ``HEAVY_DOF``
+    degrees of freedom (heavy tails: values 10-30x the typical one turn up in every few
+    thousand); outliers: standard normal with a few
     channels (columns of the last axis, 1 in 64, at least one) multiplied by 50, as LLM
     activations and K caches have. Each kind has its own stream of
     ``default_rng((seed, kind))``, so A does not change when B's shape does.
@@ -149,6 +153,8 @@ def data(kind: str, shape, distribution: str = "gaussian", seed: int = 0) -> np.
     shape = tuple(int(s) for s in np.atleast_1d(shape))
     if distribution == "uniform":
         return rng.uniform(-1.0, 1.0, size=shape)
+    if distribution == "heavy":
+        return rng.standard_t(HEAVY_DOF, size=shape)
     x = rng.standard_normal(shape)
     if distribution == "outliers":
         channels = shape[-1]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from explorer.core import precision_formats as pf
 from explorer.core import precision_study as ps
 from explorer.core.i18n import t
 from explorer.ui import errors, state, widgets
@@ -45,6 +46,8 @@ PARAMS = (
     ParamSpec("granularity", str, "channel", choices=ps.GRANULARITIES),
     ParamSpec("scheme", str, "symmetric", choices=ps.SCHEMES),
     ParamSpec("group_size", int, 128, 1, 4096),
+    ParamSpec("format", str, "fp8_e4m3", choices=pf.STUDY_FORMATS),  # the format studied
+    ParamSpec("magnitude", int, 0, *pf.MAGNITUDE_RANGE),  # the data times 10^magnitude
 )
 SPECS = {spec.name: spec for spec in PARAMS}
 LABEL_PREFIX = "ui.precision.param"
@@ -56,6 +59,7 @@ CHOICE_IDS = {
                "kv_storage": "ui.precision.kernel.kv_storage"},
     "distribution": {"gaussian": "ui.precision.distribution.gaussian",
                      "uniform": "ui.precision.distribution.uniform",
+                     "heavy": "ui.precision.distribution.heavy",
                      "outliers": "ui.precision.distribution.outliers"},
     "accumulate": {"fp32": "ui.precision.strategy.fp32", "fp16": "ui.precision.strategy.fp16",
                    "pairwise": "ui.precision.strategy.pairwise",
@@ -139,11 +143,24 @@ def _quantization(p: dict, where) -> dict:
 
 
 def controls(chip: Chip) -> dict:
-    """Every widget in three bordered columns; returns the page parameters."""
+    """Every widget of the configuration in three bordered columns; returns the page
+    parameters (the format study's two are drawn in its section: ``format_controls``)."""
     left, middle, right = (column.container(border=True) for column in st.columns(3))
     p = _problem(left)
     p = _formats(chip, p, middle)
     return _quantization(p, right)
+
+
+def format_controls(chip: Chip, p: dict) -> dict:
+    """The format studied (those the chip lacks marked, as the cube's compute formats
+    are) and the magnitude of the data, side by side; returns ``p`` with both."""
+    left, right = st.columns(2)
+    lang, name = state.language(), chip.display_name
+    have = {f for names in chip_formats(chip).values() for f in names}
+    mark = lambda fmt: fmt if fmt in have else t(  # noqa: E731
+        "ui.precision.not_on_chip", lang, fmt=fmt, chip=name)
+    fmt = _widget("format", left, format_func=mark)
+    return {**p, "format": fmt, "magnitude": _widget("magnitude", right)}
 
 
 # ---- what the parameters mean ------------------------------------------------------------

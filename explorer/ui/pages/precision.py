@@ -5,7 +5,9 @@ output formats, quantisation granularity); the page sets it among the standard o
 (fp32 everywhere, bf16, the blog's fp16 "sandwich", fp16 accumulation, int8 and int4
 weights or KV, W8A8) in a Pareto chart and a table, draws error growth with K against
 the classic bounds, the element errors, where each format lives, the blog's "Kahan"
-routine against true Kahan, and says what each choice is in Ascend C.
+routine against true Kahan, and says what each choice is in Ascend C. Then the number
+formats themselves: the table of every format (FP8, HiF8 and the MX block formats among
+them) with the chips that take it, and how each one rounds the same data.
 
 Streamlit runs this file as the page script (``__name__ == "__main__"``).
 """
@@ -17,6 +19,7 @@ from explorer.ui import (
     errors,
     precision_controls,
     precision_explain,
+    precision_formats_view,
     precision_view,
     state,
     widgets,
@@ -69,6 +72,7 @@ def main() -> None:
         _study(params)
     except InputError as exc:
         errors.show(exc, state.language(), precision_controls.label_id)
+    params = precision_formats_view.show(chip, params)
     precision_explain.explain()
     state.sync_url(precision_controls.url_params(params))
 
