@@ -85,14 +85,17 @@ def test_run_json_scenario_file_and_reference_engine_agree(tmp_path, capsys):
 def test_run_trace(scenario_file, tmp_path, capsys):
     out = tmp_path / "trace.json"
     assert cli.main(["run", scenario_file, "--trace", str(out)]) == 0
-    assert "numerics: passed" in capsys.readouterr().out
+    assert "numerics: Passed:" in capsys.readouterr().out
     doc = json.loads(out.read_text(encoding="utf-8"))
     events = doc["traceEvents"]
     # one X event per instruction on its pipe's thread (tids 0..6), the copies' flights on
     # "<pipe> in flight k" threads
     assert sum(e["ph"] == "X" and e["tid"] < 7 for e in events) == 20
     assert any(e["ph"] == "X" and e["tid"] >= 7 for e in events)
+    # processes named as msprof names them, labelled as the chip does (test_trace_format.py)
     assert {e["args"]["name"] for e in events if e["name"] == "process_name"} == \
+        {"core0.veccore0", "core0.veccore1", "core1.veccore0", "HBM / L2"}
+    assert {e["args"]["labels"] for e in events if e["name"] == "process_labels"} == \
         {"AIV0", "AIV1", "AIV2"}
 
 

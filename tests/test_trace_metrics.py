@@ -64,12 +64,14 @@ def test_chrome_trace_events(case):
     events = trace["traceEvents"]
     xs = [e for e in events if e["ph"] == "X"]
     meta = [e for e in events if e["ph"] == "M"]
-    assert len(xs) + len(meta) == len(events)
-    # process_name per core that ran, named as the chip names it
+    assert {e["ph"] for e in events} == {"X", "M", "C"}  # counters: tests/test_trace_format.py
+    # a process per core that ran, labelled as the chip names it (its name is msprof's),
+    # and the memory system's process (pid = the chip's core count) for its counters
     cores = sorted(set(tl["core"].tolist()))
     procs = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
-    assert sorted(procs) == cores
-    assert procs == {c: res.chip.core_names()[c] for c in cores}
+    assert sorted(procs) == [*cores, res.chip.num_cores]
+    labels = {e["pid"]: e["args"]["labels"] for e in meta if e["name"] == "process_labels"}
+    assert labels == {c: res.chip.core_names()[c] for c in cores}
     # thread names: the seven lanes, in Ascend's order, in every process (tids 0..6), then
     # the in-flight threads of DMA lanes, sorted right under their lane
     threads = thread_names(events)
@@ -132,7 +134,7 @@ def queued_result():
     """A Result-like run of four back-to-back 128 B reads on AIV0 (core 2) of the tiny chip:
     starts 0, 12.5, 25, 37.5 ns, issue ends 12.5 .. 50, arrivals 26.5, 39, 51.5, 64 ns."""
     from explorer.core.emulator.engine import run as run_engine
-    from explorer.core.tables import timeline_table
+    from explorer.core.tables import bandwidth_table, timeline_table
     from kernels.common.program import Level, Pipe, ProgramBuilder
     from tests.engine_helpers import tiny
 
@@ -140,16 +142,24 @@ def queued_result():
     for seq in range(4):
         b.transfer(2, Pipe.MTE2, "CopyIn", Level.GM, Level.UB, 128, seq)
     program, chip = b.build(), tiny(**QUEUED)
-    timeline = timeline_table(program, run_engine(program, chip), chip)
+    schedule = run_engine(program, chip)
     scenario = types.SimpleNamespace(to_dict=lambda: {"name": "copies"})
-    return types.SimpleNamespace(timeline=timeline, chip=chip, scenario=scenario)
+    return types.SimpleNamespace(timeline=timeline_table(program, schedule, chip), chip=chip,
+                                 scenario=scenario, bandwidth=bandwidth_table(schedule),
+                                 program=program)
 
 
 def test_chrome_trace_of_a_dma_queue_by_hand():
-    events = chrome_trace(queued_result())["traceEvents"]
+    res = queued_result()
+    events = chrome_trace(res, res.program)["traceEvents"]
     check_nesting(events)
     threads = thread_names(events)[2]
     spans: dict[str, list[tuple[float, float]]] = {}
+    # nothing reads the copies: each holds its 128 UB bytes from its issue to its arrival
+    ub = [(round(e["ts"] * 1e3, 9), e["args"]["bytes"]) for e in events
+          if e["ph"] == "C" and e["name"] == "UB held by copies"]
+    assert ub == [(0.0, 128), (12.5, 256), (25.0, 384), (26.5, 256), (37.5, 384), (39.0, 256),
+                  (51.5, 128), (64.0, 0)]
     for e in events:
         if e["ph"] == "X":
             assert e["pid"] == 2 and e["name"] == "CopyIn" and e["cat"] == "MTE2"

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from explorer.core.tables import binned_rate, step_points
 from explorer.plots.style import (
     SOURCE_COLOURS,
     SOURCE_ORDER,
@@ -58,33 +59,6 @@ def traffic_figure(traffic: pd.DataFrame, lang: str = "en") -> go.Figure:
     fig.update_xaxes(title_text=msg("traffic.x_title", lang))
     fig.update_yaxes(title_text=msg("traffic.y_title", lang, unit=unit))
     return fig
-
-
-def step_points(t0: np.ndarray, t1: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Corner points of a piecewise-constant signal; gaps between segments read as zero."""
-    order = np.argsort(t0, kind="stable")
-    t0, t1, value = t0[order], t1[order], value[order]
-    gap = np.flatnonzero(t0[1:] > t1[:-1])
-    t0, t1 = np.insert(t0, gap + 1, t1[gap]), np.insert(t1, gap + 1, t0[gap + 1])
-    value = np.insert(value, gap + 1, 0.0)
-    x = np.column_stack([t0, t1]).ravel()
-    y = np.column_stack([value, value]).ravel()
-    return x, y
-
-
-def binned_rate(t0: np.ndarray, t1: np.ndarray, value: np.ndarray,
-                bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Average of a piecewise-constant rate over ``bins`` equal time bins: (bin starts,
-    bin ends, mean rate). Exact: each bin's mean is the integral of the rate over it (the
-    bytes moved) divided by its width, so the bytes are conserved."""
-    order = np.argsort(t0, kind="stable")
-    t0, t1, value = t0[order], t1[order], value[order]
-    cum_end = np.cumsum(value * (t1 - t0))
-    xp = np.column_stack([t0, t1]).ravel()  # the integral is linear inside a segment
-    fp = np.column_stack([cum_end - value * (t1 - t0), cum_end]).ravel()
-    edges = np.linspace(t0[0], t1.max(), bins + 1)
-    cum = np.interp(edges, xp, fp)
-    return edges[:-1], edges[1:], np.diff(cum) / np.diff(edges)
 
 
 def _peak_line(fig: go.Figure, peak: float | None, text_id: str, colour: str,
