@@ -82,7 +82,7 @@ def test_every_run_ends_with_its_number_even_when_the_page_raises(monkeypatch):
 def test_chip_page_shows_fields_peaks_and_diagram():
     at = chip_page()
     assert at.title[0].value == "Chip: Ascend 910B2"
-    assert len(at.get("plotly_chart")) == 1  # the core block diagram
+    assert len(at.get("plotly_chart")) == 2  # the core block diagram, today's chips
     assert any(n.key == "w.field.ub_KiB" for n in at.number_input)
     fields = at.dataframe[-1].value
     assert "ub_KiB" in set(fields["Key"])

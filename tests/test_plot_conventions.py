@@ -36,6 +36,7 @@ from explorer.core import compare as cmp
 from explorer.core import precision_study as ps
 from explorer.core import scheduling as sc
 from explorer.core import sparse_study as ss
+from explorer.core.chip_compare import compared_chips
 from explorer.core.i18n import t
 from explorer.core.simulate import simulate
 from explorer.plots import balance as bp
@@ -45,6 +46,7 @@ from explorer.plots import multicard as mp
 from explorer.plots import precision as pp
 from explorer.plots import report_figures
 from explorer.plots import sparse as sp
+from explorer.plots.chip_compare import comparison_figure as chip_compare_figure
 from explorer.plots.core_diagram import core_diagram_figure
 from explorer.plots.other_reports import compare_report
 from explorer.plots.sweep import sweep_figure
@@ -208,6 +210,7 @@ FIGURES: dict[str, tuple[Callable[[str], go.Figure], int]] = {
     "compare:ratio": (lambda lang: cp.ratio_figure(_comparison(), lang), HALF),
     "chip:split": (lambda lang: core_diagram_figure(hp.load("910B2"), lang), WIDE),
     "chip:coupled": (lambda lang: core_diagram_figure(hp.load("910"), lang), WIDE),
+    "chip:compare": (lambda lang: chip_compare_figure(compared_chips(), lang), FULL),
 }
 #: log axes of quantities without a unit: relative errors, attention, counts
 DIMENSIONLESS = {("precision:pareto", "yaxis"), ("precision:pareto_attention", "yaxis"),

@@ -24,10 +24,10 @@ from hardware_presets.errors import InputError
 from hardware_presets.fields import FOLLOWS
 
 OVERRIDE_ERROR = "chip_override_error"
-_ROW_COLOURS = {"estimated": "background-color: rgba(230, 159, 0, 0.18)",
+ROW_COLOURS = {"estimated": "background-color: rgba(230, 159, 0, 0.18)",
                 "announced": "background-color: rgba(204, 121, 167, 0.18)",
                 "override": "background-color: rgba(0, 114, 178, 0.15)"}
-_STATUS_MARK = {"estimated": "⚠ ", "announced": "◆ ", "override": "✎ "}
+STATUS_MARK = {"estimated": "⚠ ", "announced": "◆ ", "override": "✎ "}
 #: message ids: each section's heading, each provenance status (short, and the legend's
 #: sentence), each confidence (short, and the legend's sentence) and each column heading of
 #: the fields and peaks tables
@@ -107,7 +107,7 @@ def pop_override_error() -> InputError | None:
 # ---- tables ------------------------------------------------------------------------------
 def _status(status: str) -> str:
     word = state.tr("estimate.label") if status == "estimated" else state.tr(STATUS_IDS[status])
-    return _STATUS_MARK.get(status, "") + word
+    return STATUS_MARK.get(status, "") + word
 
 
 def _override_note(key: str) -> str:
@@ -150,7 +150,7 @@ def fields_table(chip: hp.Chip) -> pd.DataFrame:
 
 def _tinted(table: pd.DataFrame, statuses: pd.Series):
     """``table`` with translated headings, estimated rows tinted amber and overrides blue."""
-    colours = [_ROW_COLOURS.get(s, "") for s in statuses]
+    colours = [ROW_COLOURS.get(s, "") for s in statuses]
     table = table.set_axis([state.tr(COLUMN_IDS[c]) for c in table.columns], axis=1)
     return table.style.apply(lambda row: [colours[row.name]] * len(row), axis=1)
 

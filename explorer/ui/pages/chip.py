@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import chip_view, errors, state, widgets
+from explorer.ui import chip_compare, chip_view, errors, state, widgets
 
 #: architecture -> message ids of its one-line summary and of its explanation
 ARCHITECTURE_IDS = {"split": ("architecture.split", "ui.chip.explain_split"),
@@ -28,7 +28,8 @@ def _architecture(chip) -> None:
 
 
 def main() -> None:
-    """Draw the chip page: picker, override editor, provenance table, peaks, diagram."""
+    """Draw the chip page: picker, override editor, peaks, diagram, today's chips next to
+    910B2, provenance table."""
     widgets.sidebar()
     lang = state.language()
     chip = state.chip()
@@ -44,6 +45,9 @@ def main() -> None:
     st.subheader(state.tr("ui.chip.peaks"))
     chip_view.show_peaks(chip)
     _architecture(chip)
+    st.subheader(state.tr("ui.chip.compare.title"))
+    st.caption(state.tr("ui.chip.compare.caption"))
+    chip_compare.show()
     st.subheader(state.tr("ui.chip.fields"))
     st.caption(state.tr("ui.chip.fields_help"))
     chip_view.show_fields_table(chip)
