@@ -13,8 +13,10 @@ group g and ``core<g>.veccore<k>`` for its k-th AIV on split chips (MindStudio I
 tests read that trace with pid "core0.cubecore0", tid "SCALAR"), ``core<i>`` for an AI core
 of a coupled chip (910, 310P: no sub-cores; a 310P vector core is ``veccore<i>``, our
 naming: msprof documents none); one thread per pipe named CUBE, VECTOR, SCALAR, MTE1, MTE2,
-MTE3, FIXP. Processes sort by core group, the cube core first, as msopprof lists its
-per-core folders; the explorer's own core name (AIV3) is the process label. pid and tid stay
+MTE3, FIXP. Processes sort by core group (core0.veccore0, core0.veccore1, core1.veccore0, the
+order of msopprof's per-core folders), a group's cube core before its vector cores (our
+choice: msprof documents no order across kinds); the explorer's own core name (AIV3) is the
+process label. pid and tid stay
 integers (the format's examples, Perfetto's importer) with the names as metadata. The
 object starts with ``"profilingType": "op"``: MindStudio Insight imports an operator-tuning
 JSON only when that key comes before the first "[" (Ascend/msinsight
@@ -47,7 +49,7 @@ from .trace_counters import throughput_counters, ub_counters
 LANE_ORDER = ("CUBE", "VECTOR", "SCALAR", "MTE1", "MTE2", "MTE3", "FIXP")
 #: sort index of a pipe's thread (in-flight threads follow it: + 1, + 2, ...)
 _SORT_STRIDE = 1000
-#: complete events at most (about 170 bytes each in JSON: some 70 MB)
+#: complete events at most (about 220 bytes each in JSON: some 90 MB at the cap)
 TRACE_MAX_SLICES = 400_000
 MEMORY_PROCESS = "HBM / L2"
 
