@@ -103,7 +103,7 @@ def test_run_trace(scenario_file, tmp_path, capsys):
     ("[params]\ntile = 24\n", "params.tile"),
     ("[params]\nn = 0\n", "params.n"),
     ("[params]\nblock_dim = 49\n", "params.block_dim"),
-    ('preset = "910C"\n', "preset"),
+    ('preset = "910D"\n', "preset"),
     ("seed = -1\n", "seed"),
     ("colour = 1\n", "colour"),
     ("[params\n", "scenario.toml"),

@@ -144,7 +144,7 @@ def test_bad_override_names_the_field():
     ({"seed": 1.5}, "seed"),
     ({"name": "x" * (NAME_MAX + 1)}, "name"),
     ({"name": 5}, "name"),
-    ({"preset": "910C"}, "preset"),
+    ({"preset": "910D"}, "preset"),
     ({"kernel": "matmul"}, "kernel"),
     ({"params": {"tile": 24}}, "params.tile"),
     ({"params": {"dtype": "fp64"}}, "params.dtype"),
