@@ -33,6 +33,7 @@ import pytest
 import hardware_presets as hp
 from explorer.core import Scenario
 from explorer.core import compare as cmp
+from explorer.core import precision_formats as pf
 from explorer.core import precision_study as ps
 from explorer.core import scheduling as sc
 from explorer.core import sparse_study as ss
@@ -44,6 +45,7 @@ from explorer.plots import compare as cp
 from explorer.plots import decode as dp
 from explorer.plots import multicard as mp
 from explorer.plots import precision as pp
+from explorer.plots import precision_formats as pfp
 from explorer.plots import report_figures
 from explorer.plots import sparse as sp
 from explorer.plots.chip_compare import comparison_figure as chip_compare_figure
@@ -181,6 +183,12 @@ FIGURES: dict[str, tuple[Callable[[str], go.Figure], int]] = {
         ps.stages("gemm", W8, "910B2"), lang, label=W8.short()), FULL),
     "precision:sandwich_coupled": (lambda lang: pp.sandwich_figure(
         ps.stages("kv_storage", W8, "310P3"), lang), FULL),
+    "formats:errors": (lambda lang: pfp.element_error_figure(
+        pf.element_study("outliers", 0, 0).rel_errors, lang, highlight="mxfp4"), HALF),
+    "formats:outcomes": (lambda lang: pfp.outcome_figure(
+        pf.element_study("outliers", 0, 0).table, lang), HALF),
+    "formats:dots": (lambda lang: pfp.dot_figure(
+        pf.dot_study("gaussian", 0, 0), lang, highlight="fp8_e4m3"), FULL),
     "multicard:scaling": (lambda lang: mp.scaling_figure(_multicard_table(), lang), FULL),
     "multicard:split": (lambda lang: mp.split_figure(_multicard_table(), lang), FULL),
     "balance:loads": (_balance_loads, FULL),
@@ -216,6 +224,8 @@ FIGURES: dict[str, tuple[Callable[[str], go.Figure], int]] = {
 DIMENSIONLESS = {("precision:pareto", "yaxis"), ("precision:pareto_attention", "yaxis"),
                  ("precision:vs_k", "xaxis"), ("precision:vs_k", "yaxis"),
                  ("precision:blog", "yaxis"), ("sparse:kept", "yaxis"),
+                 ("formats:errors", "xaxis"), ("formats:dots", "xaxis"),
+                 ("formats:dots", "yaxis"),
                  ("sparse:norm", "yaxis"), ("balance:sweep", "xaxis")}
 
 

@@ -57,7 +57,7 @@ ALLOWED = frozenset(w.lower() for w in """
     scale offset block split kernels linear rope rmsnorm swiglu gate down head norm
     flop acc max min exp log sum sqrt div ceil mod softmax silu gamma beta alpha rms
     query key value attention logit sink kernel host tiling compute bank cycle reduce sort
-    ini pto-isa matmul Python Ctrl Enter half
+    ini pto-isa matmul Python Ctrl Enter half float
     all-reduce log-sum-exp flash-decoding round-robin top-k alpha-beta gate-up
 """.split())
 
