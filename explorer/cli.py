@@ -22,7 +22,7 @@ from hardware_presets import documents
 from hardware_presets.errors import InputError
 from kernels.models import load_model_text
 
-from .core import Scenario, extensions, simulate
+from .core import Scenario, extensions, gallery, simulate
 from .core.emulator.engine import ENGINES, DeadlockError, warm_up
 from .core.i18n import t
 from .core.metrics import METRIC_LABEL_IDS, METRICS
@@ -47,10 +47,10 @@ def _format(value: object, unit: str) -> str:
     return f"{value} {unit}".rstrip()
 
 
-def _read_text(path: str, what: str = "SCENARIO") -> tuple[Path, str]:
+def _read_text(path: str, what: str = "SCENARIO",
+               allowed: str = ".toml or .json file") -> tuple[Path, str]:
     """A UTF-8 file of at most MAX_SCENARIO_BYTES, through the one safe reader."""
-    return Path(path), documents.read_file(path, what, ".toml or .json file",
-                                           MAX_SCENARIO_BYTES)
+    return Path(path), documents.read_file(path, what, allowed, MAX_SCENARIO_BYTES)
 
 
 def _report_head(path: str) -> str:
@@ -67,10 +67,15 @@ def _report_head(path: str) -> str:
 
 
 def _read_scenario(path: str) -> Scenario:
-    """The scenario of a .toml / .json file, or the one embedded in a report .html."""
+    """The scenario of a .toml / .json file, the one embedded in a report .html, or a
+    gallery scenario by its id (no such file here: an installed package's users need no
+    path into site-packages)."""
+    if not Path(path).exists() and path in gallery.ids():
+        return gallery.load(path)
     if Path(path).suffix.lower() in (".html", ".htm"):
         return scenario_from_report(_report_head(path), Path(path).name)
-    file, text = _read_text(path)
+    file, text = _read_text(path, allowed=".toml or .json file, or a gallery id ("
+                                          + ", ".join(gallery.ids()) + ")")
     return Scenario.from_file_text(text, file.name)
 
 
@@ -191,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="simulate a scenario file and print its metrics")
-    run.add_argument("scenario", help="scenario .toml or .json")
+    run.add_argument("scenario", help="scenario .toml or .json, or a gallery id")
     run.add_argument("--json", action="store_true", help="print metrics as JSON")
     run.add_argument("--trace", metavar="OUT.json", help="write a Chrome/Perfetto trace")
     run.add_argument("--engine", choices=ENGINES, default="jit")

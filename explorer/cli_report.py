@@ -52,7 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``report`` on the ``add_subparsers()`` object of the explorer's CLI."""
     report = subparsers.add_parser("report", help=t("report.cli.help"),
                                    description=t("report.cli.help"))
-    report.add_argument("scenario", help="scenario .toml / .json, or a report .html")
+    report.add_argument("scenario", help="scenario .toml / .json, a report .html, or a gallery id")
     report.add_argument("-o", "--output", metavar="OUT.html",
                         help="the HTML report (default report.html unless --markdown)")
     report.add_argument("--markdown", metavar="DIR",

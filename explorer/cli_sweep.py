@@ -34,7 +34,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "sweep", help="simulate a grid of scenarios and write one CSV row per scenario",
         description=f"Sweep one or two parameters over a scenario (at most "
                     f"{MAX_SCENARIOS:,} scenarios).")
-    sweep.add_argument("scenario", help="base scenario .toml or .json")
+    sweep.add_argument("scenario", help="base scenario .toml or .json, or a gallery id")
     sweep.add_argument("--param", action="append", required=True, metavar="NAME=VALUES",
                        help=f"{SYNTAX}; NAME is a kernel parameter (params. optional) or "
                             f"chip.FIELD; STOP is included; at most {MAX_AXES} times")

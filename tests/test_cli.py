@@ -12,7 +12,7 @@ import pytest
 
 import hardware_presets as hp
 from explorer import cli
-from explorer.core import Scenario
+from explorer.core import Scenario, gallery
 from explorer.core.emulator.engine import DeadlockError
 from explorer.core.i18n import t
 from explorer.core.metrics import METRICS
@@ -123,6 +123,22 @@ def test_missing_file_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "SCENARIO" in err and "nope.toml" in err
     assert cli.main(["run", str(tmp_path)]) == 2  # a directory is not a scenario file
+
+
+def test_a_gallery_id_runs_from_any_folder(tmp_path, monkeypatch, capsys):
+    """An installed package's users name a gallery scenario instead of a path into
+    site-packages; a file of that name in the folder still wins, and an unknown name is
+    refused with the gallery's ids."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "double_buffer_b", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["scenario"]
+    assert shown == gallery.load("double_buffer_b").to_dict()
+    (tmp_path / "double_buffer_b").write_text('preset = "910B4"\nkernel = "vector_add"\n')
+    assert cli.main(["run", "double_buffer_b", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scenario"]["preset"] == "910B4"
+    assert cli.main(["run", "no_such_lesson"]) == 2
+    err = capsys.readouterr().err
+    assert "no_such_lesson" in err and "gallery id" in err and "double_buffer_a" in err
 
 
 def test_oversized_file_exits_2(tmp_path, capsys):
