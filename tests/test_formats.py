@@ -83,7 +83,9 @@ def test_every_program_dtype_is_in_the_table_with_its_bytes():
 def test_kernels_dtypes_are_in_the_table():
     assert set(vector_add.DTYPES) | set(gemm_params.IN_BYTES) | set(gemm_params.OUT_BYTES) \
         <= set(formats.FORMATS)
-    assert gemm_params.IN_BYTES == {"fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1}
+    wide = {"fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1}
+    assert {k: gemm_params.IN_BYTES[k] for k in wide} == wide
+    assert all(b == formats.BYTES[k] for k, b in gemm_params.IN_BYTES.items())  # 8/4-bit too
     assert gemm_params.OUT_BYTES == {"fp16": 2, "bf16": 2, "fp32": 4, "int32": 4, "int8": 1}
     assert {d: vector_add.elem_bytes(d) for d in vector_add.DTYPES} == \
         {d: np.dtype(vector_add.NUMPY_DTYPES[d]).itemsize for d in vector_add.DTYPES}
