@@ -31,7 +31,8 @@ TABLE = {  # layers, q heads, kv heads, head dim, hidden, params (B)
 }
 KEYS = ("layers", "q_heads", "kv_heads", "head_dim", "hidden", "params_B")
 GOOD = {"layers": 2, "q_heads": 4, "kv_heads": 2, "head_dim": 8, "hidden": 32, "params_B": 0.5}
-ELEMENT_BYTES = {"fp16": 2, "bf16": 2, "int8_token": 1, "int8_head": 1, "int8_channel": 1}
+ELEMENT_BYTES = {"fp16": 2, "bf16": 2, "int8_token": 1, "int8_head": 1, "int8_channel": 1,
+                 "fp8_e4m3": 1, "fp8_e5m2": 1, "hif8": 1, "mxfp8": 1, "mxfp4": 0.5}
 
 
 def test_list_models_is_the_six_presets():
@@ -61,10 +62,13 @@ def test_every_number_has_provenance(name):
 def test_kv_bytes_equal_the_formula(name, kv_dtype):
     m = load_model(name)
     L, _, kvh, d, _, _ = TABLE[name]
-    scales = 2 * L * kvh * 4 if kv_dtype == "int8_token" else 0
-    assert m.kv_bytes_per_token(kv_dtype) == 2 * L * kvh * d * ELEMENT_BYTES[kv_dtype] + scales
+    scales = {"int8_token": 2 * L * kvh * 4,  # an fp32 scale per token, head, K|V
+              "mxfp8": 2 * L * kvh * d // 32, "mxfp4": 2 * L * kvh * d // 32}  # E8M0 / 32
+    assert m.kv_bytes_per_token(kv_dtype) == \
+        2 * L * kvh * d * ELEMENT_BYTES[kv_dtype] + scales.get(kv_dtype, 0)
     assert m.kv_bytes_per_token_per_layer(kv_dtype) * L == m.kv_bytes_per_token(kv_dtype)
-    fixed = {"int8_head": 2 * L * kvh * 4, "int8_channel": 2 * L * kvh * d * 4}
+    fixed = {"int8_head": 2 * L * kvh * 4, "int8_channel": 2 * L * kvh * d * 4,
+             **{f: 2 * L * kvh * d * 4 for f in ("fp8_e4m3", "fp8_e5m2", "hif8")}}
     assert m.kv_scale_bytes_fixed(kv_dtype) == fixed.get(kv_dtype, 0)
 
 

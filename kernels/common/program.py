@@ -65,10 +65,19 @@ class VClass(IntEnum):
     SORT = 2  # Sort32 / MrgSort: several cycles per 256-byte repeat
 
 
-#: Precision codes shared by MMAD and vector instructions (the order is the code).
-DTYPES = ("fp16", "bf16", "fp32", "hf32", "int8", "int4", "int16", "int32")
-#: bytes per element of each code, read from the one table of formats
+#: Precision codes shared by MMAD and vector instructions (the order is the code; the
+#: 8- and 4-bit float formats came later and are appended, so older codes keep theirs).
+DTYPES = ("fp16", "bf16", "fp32", "hf32", "int8", "int4", "int16", "int32",
+          "fp8_e4m3", "fp8_e5m2", "hif8", "mxfp8", "mxfp4")
+#: bytes per element of each code, read from the one table of formats (MX: the element
+#: plus its share of the block's E8M0 scale, so not a whole number)
 DTYPE_BYTES = {name: FORMATS[name].bytes for name in DTYPES}
+
+
+def stored_bytes(count, dtype: str) -> np.ndarray:
+    """Whole bytes that ``count`` elements of ``dtype`` take in memory (int64): count x
+    bytes per element, rounded up (int4 / MX elements are not whole bytes each)."""
+    return np.ceil(np.asarray(count, np.float64) * DTYPE_BYTES[dtype] - 1e-9).astype(np.int64)
 
 
 def dtype_code(name: str) -> int:

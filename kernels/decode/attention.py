@@ -41,7 +41,7 @@ def tile_vector_ops(p: DecodeParams, model: ModelShape, tk,
     """(stage, label, elements, class) of the vector instructions of one tile of ``tk``
     tokens x ``h`` KV heads, all in fp32; stages 0 and 6 are the K and V loads."""
     g, d = model.gqa_group, model.head_dim
-    passes = 2 if p.int8_kv else 1  # int8: Cast, then Mul by the scale
+    passes = 2 if p.quantized_kv else 1  # codes: Cast, then Mul by the scale
     big = h * g * tk * d
     cast = ("Cast {} -> fp32" if passes == 1 else "Dequant {}")
     simple = VClass.SIMPLE

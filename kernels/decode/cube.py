@@ -11,9 +11,11 @@ CrossCoreSetFlag / WaitFlag as the dependencies:
     AIV: CopyIn O, rescale and add into o; at the end o / l, Cast, CopyOut.
 
 The cube runs one tile ahead (S of tile j + 1 is issued before O of tile j), as flash
-attention kernels do, so the cube does not idle while the AIV works on P. int8 caches
-have no int8 x fp16 Mmad: the AIV dequantises each K and V tile to fp16 in a GM workspace
-first (antiquant), which the AIC then loads. Every buffer (L1, L0A, L0B, L0C, UB, the
+attention kernels do, so the cube does not idle while the AIV works on P. Quantised
+caches (int8, and the 8- and 4-bit floats) have no Mmad with fp16 q: the AIV dequantises
+each K and V tile to fp16 in a GM workspace first (antiquant), which the AIC then loads
+(the 950's cube takes FP8 / MX operands natively, but q and P would then have to be
+quantised too; not modelled). Every buffer (L1, L0A, L0B, L0C, UB, the
 workspace) is a ring of BUFFER_NUM slots. The second AIV of each group stays idle.
 """
 from __future__ import annotations
@@ -27,7 +29,7 @@ from kernels.common.program import DTYPE_BYTES, Level, Pipe, ProgramBuilder, VCl
 from kernels.common.tque import iteration_index, previous
 from kernels.decode.params import FP32, DecodeParams, cube_rows
 from kernels.decode.tasks import Tasks, Tiles, emit_dispatch, make_tasks, make_tiles
-from kernels.models import ModelShape
+from kernels.models import ModelShape, kv_format
 
 STAGES = 24
 TILE_OPS = 17
@@ -65,7 +67,7 @@ def require_split(chip: Chip) -> None:
 
 def instruction_count(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> int:
     tasks = tasks_for(chip, p, model, lengths)
-    per_tile = TILE_OPS + (INT8_TILE_OPS if p.int8_kv else 0)
+    per_tile = TILE_OPS + (INT8_TILE_OPS if p.quantized_kv else 0)
     per_task = TASK_OPS + (DISPATCH_OPS if p.policy == "dynamic" else 0)
     return per_tile * int(tasks.n_tiles.sum()) + per_task * len(tasks)
 
@@ -118,7 +120,7 @@ def emit(b: ProgramBuilder, chip: Chip, p: DecodeParams, model: ModelShape, leng
     tiles = make_tiles(tasks, p.tile_tokens)
     e = _Emitter(b, chip, p, model, tasks, tiles, seq0)
     q_load, q_move = _header(e)
-    k_src, v_src = _int8_antiquant(e) if p.int8_kv else (None, None)
+    k_src, v_src = _antiquant(e) if p.quantized_kv else (None, None)
     ids = _s_part(e, k_src)
     ids.update(_o_part(e, v_src))
     _buffers(e, ids, q_move)
@@ -143,14 +145,16 @@ def _header(e: _Emitter) -> tuple[np.ndarray, np.ndarray]:
     return ld, mv
 
 
-def _int8_antiquant(e: _Emitter):
-    """AIV: CopyIn int8 K/V tile (+ scales), dequantise to fp16, store to the workspace
-    the AIC loads from. K one iteration ahead of its use, V in the iteration of S."""
+def _antiquant(e: _Emitter):
+    """AIV: CopyIn a quantised K/V tile (int8 or 8-/4-bit float codes, + scales),
+    dequantise to fp16, store to the workspace the AIC loads from. K one iteration ahead
+    of its use, V in the iteration of S."""
+    codes = kv_format(e.p.kv_dtype).storage
     in_bytes = e.tk * e.p.head_row_bytes(e.d)
     out_bytes = e.tk * e.d * e.cb
     stores = []
     for name, offset in (("K", 17 - STAGES), ("V", 20)):
-        ld = e.tr(e.v, Pipe.MTE2, f"CopyIn {name} (int8)", Level.GM, Level.UB, in_bytes, offset)
+        ld = e.tr(e.v, Pipe.MTE2, f"CopyIn {name} ({codes})", Level.GM, Level.UB, in_bytes, offset)
         dq = e.vec(f"Dequant {name} -> fp16", 2 * e.tk * e.d, offset + 1)
         st = e.tr(e.v, Pipe.MTE3, f"Store {name} fp16 -> workspace", Level.UB, Level.GM,
                   out_bytes, offset + 2, region=e.workspace(4 + (name == "V"),

@@ -69,7 +69,7 @@ def task_cycles(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> np.n
 def instruction_count(chip: Chip, p: DecodeParams, model: ModelShape, lengths) -> int:
     """Instructions `emit` will add (checked against the cap before building)."""
     n = len(lengths)
-    rows = n * (4 if p.int8_kv else 3)
+    rows = n * (4 if p.quantized_kv else 3)
     if p.append == "incremental":
         return rows
     tiles = -(-(np.asarray(lengths, np.int64) - 1) // concat_tile_tokens(chip, p, model))
@@ -96,7 +96,7 @@ def _incremental(b, p, model, core, seqs, ordinal, seq0) -> int:
     load = b.transfer(core, Pipe.MTE2, LABELS[0], Level.GM, Level.UB,
                       d_in * DTYPE_BYTES[p.out_dtype], s, task=seqs)
     ready = load
-    if p.int8_kv:  # abs, max, scale, multiply and cast: ~4 passes in fp32
+    if p.quantized_kv:  # abs, max, scale, multiply and cast: ~4 passes in fp32
         ready = b.vector(core, LABELS[1], 4 * d_in, "fp32", s + 1, task=seqs)
         b.depend(ready, load)
     k = b.transfer(core, Pipe.MTE3, LABELS[2], Level.UB, Level.GM, row, s + 2, task=seqs)

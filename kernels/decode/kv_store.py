@@ -14,8 +14,10 @@ contiguous or the paged layout lays them out, for a set of (sequence, KV head) p
 * `append_concat(cache, new_rows)`: the torch.cat pattern, a new exact-size cache of the
   old tokens plus the new one; its traffic is the whole cache read and written.
 * `StoredKV.build(layout, seqs, heads, values, kv_dtype)`: K or V of the pairs in a KV
-  format (fp16 / bf16 values, or int8 codes with per-token, per-head or per-channel fp32
-  scales) and `StoredKV.fp32(i, t0, t1)`, the tile the vector unit dequantises.
+  format (fp16 / bf16 values; int8 codes with per-token, per-head or per-channel fp32
+  scales; FP8 / HiF8 codes with per-channel fp32 scales; MX values with their E8M0 block
+  scales along head_dim applied) and `StoredKV.fp32(i, t0, t1)`, the tile the vector unit
+  dequantises; `StoredKV.error(values)` what the cache lost against the real values.
 
 Only the given pairs are materialised (the numerics verify a bounded sample), so memory is
 bounded by the sample, not by the batch or max_len.
@@ -28,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware_presets.errors import InputError, Phrase
-from kernels.common.formats import round_to
+from kernels.common.formats import round_to, rounding_bound
+from kernels.common.lowp import QuantError, measure, row_scales, scaled_bound, scaled_codes
 from kernels.common.precision import quantize
 from kernels.decode.workload import ContiguousLayout, PagedLayout
 from kernels.models import KVFormat, kv_format
@@ -196,11 +199,12 @@ def append_concat(cache, new_rows: np.ndarray) -> tuple[SlabCache, dict[str, int
 # ---- a KV format on top of the planes ------------------------------------------------
 @dataclass
 class StoredKV:
-    """K or V of the pairs in a KV format: ``codes`` (fp16 / bf16 values or int8 codes),
-    ``token_scales`` (int8_token: fp32 [tokens, 1] in the same layout) and ``static``
-    (int8_head / int8_channel: each pair's fp32 scale, [1, 1] or [1, d], shared by the
-    pairs of one KV head: calibrated on the data they quantise, as an offline calibration
-    pass over this cache would, so nothing saturates)."""
+    """K or V of the pairs in a KV format: ``codes`` (fp16 / bf16 values, int8 or FP8 /
+    HiF8 codes, or MX values already scaled, float32), ``token_scales`` (int8_token: fp32
+    [tokens, 1] in the same layout) and ``static`` (int8_head / int8_channel and the
+    scaled 8-bit floats: each pair's fp32 scale, [1, 1] or [1, d], shared by the pairs of
+    one KV head: calibrated on the data they quantise, as an offline calibration pass
+    over this cache would, so nothing saturates)."""
 
     fmt: KVFormat
     codes: SlabCache | PagedCache
@@ -212,41 +216,75 @@ class StoredKV:
               tail: int = 0) -> StoredKV:
         """Quantise / round ``values[i]`` ([n_i, d] float64) and lay them out."""
         fmt = kv_format(kv_dtype)
-        if fmt.storage != "int8":
-            codes = [round_to(np.asarray(v, np.float64), fmt.storage) for v in values]
+        if fmt.scales in ("", "block"):  # MX: blocks of 32 along head_dim, exact in fp32
+            codes = [round_to(np.asarray(v, np.float64), fmt.storage, axis=-1)
+                     for v in values]
+            if fmt.scales == "block":
+                codes = [c.astype(np.float32) for c in codes]
             return cls(fmt, build_cache(layout, seqs, heads, codes, tail=tail))
         if fmt.scales == "token":
             qs = [quantize(v, "int8", "symmetric", "token") for v in values]
             scales = [q.scale.astype(np.float32) for q in qs]
             return cls(fmt, build_cache(layout, seqs, heads, [q.codes for q in qs], tail=tail),
                        build_cache(layout, seqs, heads, scales, tail=tail))
-        codes, static = _static_quantize(values, heads, fmt.granularity)
+        codes, static = _static_quantize(values, heads, fmt.granularity, fmt.storage)
         return cls(fmt, build_cache(layout, seqs, heads, codes, tail=tail), static=static)
 
     def fp32(self, i: int, t0: int, t1: int) -> np.ndarray:
         """Tokens [t0, t1) of pair i as the vector unit dequantises them: fp16 / bf16
-        cast to fp32 (exact), int8 codes x fp32 scale (one fp32 rounding). The poison
-        code reads as NaN: the emulator's marker for a read of an unwritten slot."""
+        cast to fp32 (exact), MX values (exact), int8 or FP8 / HiF8 codes x fp32 scale
+        (one fp32 rounding). The poison code reads as NaN: the emulator's marker for a
+        read of an unwritten slot."""
         raw = self.codes.gather(i, t0, t1)
         if self.fmt.storage != "int8":
-            return raw.astype(np.float32)
+            x = raw.astype(np.float32)
+            return x if self.static is None else x * self.static[i]
         scale = (self.token_scales.gather(i, t0, t1) if self.token_scales is not None
                  else self.static[i])
         return np.where(raw == POISON_CODE, np.float32(np.nan),
                         raw.astype(np.float32) * scale)
 
 
-def _static_quantize(values, heads, granularity: str):
-    """int8 codes per pair and fp32 scales shared by the pairs of each KV head, one per
-    head ("tensor") or per channel ("channel")."""
+    def allowed(self, i: int, x: np.ndarray) -> np.ndarray:
+        """The largest |fp32(i, 0, n) - x| the format allows for pair i's real values
+        ``x``: the format's rounding bound (int8: half a step of the scale, plus its fp32
+        rounding), plus the fp32 rounding of the dequantisation's multiply."""
+        x = np.asarray(x, np.float64)
+        name, mult = self.fmt.storage, 2.0 ** -23 * np.abs(x) + 2.0 ** -149
+        if name == "int8":
+            scale = (self.token_scales.gather(i, 0, len(x)) if self.token_scales is not None
+                     else self.static[i]).astype(np.float64)
+            return scale * (0.5 + 2.0 ** -16) + mult
+        if self.static is not None:
+            return scaled_bound(x, self.static[i], name) + mult
+        return rounding_bound(x, name, axis=-1)
+
+    def error(self, values: Sequence[np.ndarray]) -> QuantError:
+        """What the stored cache lost against the real ``values`` of its pairs."""
+        total = None
+        for i, x in enumerate(values):
+            e = measure(x, self.fp32(i, 0, len(x)), self.allowed(i, x), self.fmt.name)
+            total = e if total is None else total.merge(e)
+        return total
+
+
+def _static_quantize(values, heads, granularity: str, storage: str = "int8"):
+    """Codes per pair and fp32 scales shared by the pairs of each KV head, one per head
+    ("tensor") or per channel ("channel"): int8 codes (symmetric), or FP8 / HiF8 codes
+    of a scaled format (``lowp``, per channel)."""
     heads = np.asarray(heads)
     codes: list = [None] * len(values)
     static: list = [None] * len(values)
     for h in np.unique(heads):
         idx = np.flatnonzero(heads == h)
-        q = quantize(np.concatenate([values[i] for i in idx]), "int8", "symmetric",
-                     granularity, axis=-1)
+        joined = np.concatenate([values[i] for i in idx])
+        if storage == "int8":
+            q = quantize(joined, "int8", "symmetric", granularity, axis=-1)
+            all_codes, scale = q.codes, q.scale.astype(np.float32)
+        else:  # one scale per channel of head_dim: amax over the head's tokens
+            scale = row_scales(joined, storage, axis=0)
+            all_codes = scaled_codes(joined, scale, storage)
         cuts = np.cumsum([len(values[i]) for i in idx])[:-1]
-        for i, c in zip(idx, np.split(q.codes, cuts)):
-            codes[i], static[i] = c, q.scale.astype(np.float32)
+        for i, c in zip(idx, np.split(all_codes, cuts)):
+            codes[i], static[i] = c, scale
     return codes, static

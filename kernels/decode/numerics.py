@@ -134,7 +134,8 @@ def make_inputs(p: dict, rng: np.random.Generator) -> dict:
     the output format (q's dtype), K and V [tokens, d] are standard normal times their
     channel scales (float64, unquantised: the reference's data). The caches are stored
     in kv_dtype and laid out physically (`kv_store.StoredKV`), contiguous slabs with a
-    NaN tail of one tile.
+    NaN tail of one tile. A quantised cache also reports what K and V lost to their
+    format ("quantization": a ``lowp.QuantError`` summary each).
     """
     a = AttentionParams.of(p)
     lengths, layout = a.draw(rng)
@@ -150,8 +151,12 @@ def make_inputs(p: dict, rng: np.random.Generator) -> dict:
         V.append(vals.standard_normal((n, d)) * scales[1, h])
     stored = [StoredKV.build(layout, sample.seqs, sample.heads, X, a.kv_dtype,
                              tail=a.tile_tokens) for X in (K, V)]
-    return {"q": q, "K": K, "V": V, "k_store": stored[0], "v_store": stored[1],
-            "sample": sample, "lengths": lengths, "layout": layout}
+    inputs = {"q": q, "K": K, "V": V, "k_store": stored[0], "v_store": stored[1],
+              "sample": sample, "lengths": lengths, "layout": layout}
+    if a.quantized_kv:  # what the cache itself lost, apart from the attention's error
+        inputs["quantization"] = {"K": stored[0].error(K).summary(),
+                                  "V": stored[1].error(V).summary()}
+    return inputs
 
 
 def _working(inputs: dict, i: int, t0: int, t1: int, cube: str):

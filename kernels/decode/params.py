@@ -18,6 +18,7 @@ the fields DecodeParams adds are the timing-only parameters (`TIMING_ONLY`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from functools import cached_property
 
@@ -25,10 +26,12 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError, Phrase
+from hardware_presets.fields import MX_BLOCK
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.scheduling import POLICIES
 from kernels.common.sizes import ceil_div, round_up
 from kernels.decode import workload as wl
+from kernels.decode.kv_formats import check_kv_format
 from kernels.models import ModelShape, kv_format, list_models, load_model, model_from_dict
 from kernels.models.schema import LAYER_FIELDS
 from kernels.sparse.policies import POLICIES as SPARSE_POLICIES
@@ -129,23 +132,27 @@ class AttentionParams(wl.BatchParams):
         return self.out_dtype if self.impl == "cube_vector" else ""
 
     @property
-    def kv_bytes(self) -> int:
-        """Bytes of one stored K or V element (int8 codes: 1)."""
+    def kv_bytes(self) -> float:
+        """Bytes of one stored K or V element (int8 and 8-bit float codes: 1; MXFP4: 0.5)."""
         return kv_format(self.kv_dtype).element_bytes
 
     @property
-    def int8_kv(self) -> bool:
-        """The cache holds int8 codes (the kernels dequantise them)."""
-        return self.kv_bytes == 1
+    def quantized_kv(self) -> bool:
+        """The cache holds codes with scales (int8, the 8-bit floats, MX), which the
+        kernels dequantise (Cast, then Mul by the scale) before use."""
+        return kv_format(self.kv_dtype).scales != ""
 
     @property
     def token_scale_bytes(self) -> int:
-        """Per-token scale bytes per (head, K|V) stored next to the codes (int8_token: 4)."""
+        """Per-token scale bytes per (head, K|V) stored next to the codes (int8_token: 4;
+        MX: one E8M0 byte per 32 elements of head_dim, counted by `head_row_bytes`)."""
         return FP32 if kv_format(self.kv_dtype).scales == "token" else 0
 
     def head_row_bytes(self, head_dim: int) -> int:
-        """One token's K (or V) of one KV head as stored: codes plus per-token scale."""
-        return head_dim * self.kv_bytes + self.token_scale_bytes
+        """One token's K (or V) of one KV head as stored: codes plus per-token scales."""
+        fmt = kv_format(self.kv_dtype)
+        blocks = -(-head_dim // MX_BLOCK) if fmt.scales == "block" else 0
+        return math.ceil(head_dim * self.kv_bytes) + self.token_scale_bytes + blocks
 
 
 @dataclass(frozen=True)
@@ -230,8 +237,8 @@ def vector_ub_bytes(p: DecodeParams, model: ModelShape, tokens: int,
     the running max and sum in fp32."""
     d, g, bn = model.head_dim, model.gqa_group, p.buffer_num
     return {
-        "kv_tiles": 2 * bn * tokens * heads * d * p.kv_bytes,
-        "kv_scales": 2 * bn * tokens * heads * p.token_scale_bytes,
+        "kv_tiles": 2 * bn * tokens * heads * math.ceil(d * p.kv_bytes),
+        "kv_scales": 2 * bn * tokens * heads * (p.head_row_bytes(d) - math.ceil(d * p.kv_bytes)),
         "fp32_tile": tokens * heads * d * FP32,
         "product_scratch": tokens * d * FP32,
         "scores": 2 * heads * g * tokens * FP32,
@@ -262,7 +269,7 @@ def cube_buffers(p: DecodeParams, model: ModelShape, tokens: int) -> dict[str, d
         "UB": {"s": bn * m * tokens * FP32, "p": bn * m * tokens * cb,
                "o": bn * m * d * FP32, "acc": m * (d + 2) * FP32,
                "dequant": (2 * bn * tokens * d * (1 + cb) + 2 * bn * tokens * FP32)
-               if p.int8_kv else 0},
+               if p.quantized_kv else 0},
     }
 
 
@@ -387,6 +394,7 @@ def check(chip: Chip, params: dict) -> dict:
             "bf16" not in chip.cube_precisions:
         raise InputError("params.kv_dtype", "bf16", Phrase("refusal.decode.kv_bf16",
                                                            chip=chip.display_name))
+    check_kv_format(chip, typed.kv_dtype)
     typed = _resolve(chip, typed, model)
     _check_phases(typed, model)
     p.update(tile_tokens=typed.tile_tokens, heads_per_pass=typed.heads_per_pass,

@@ -120,16 +120,16 @@ def build(chip: Chip, params: dict) -> Program:
 def _emit_k_loop(b, chip, p: GemmParams, pl, core) -> dict[str, np.ndarray]:
     """MTE2 chunk loads into L1, MTE1 slices into L0A/L0B, and the MMADs."""
     t, s = pl.tiles, pl.steps
-    ib, sparse = p.in_bytes, p.sparse
+    sparse = p.sparse
     step_core, seq = core[s["tile"]], np.arange(len(s["tile"])) * STAGES
     rows, cols = t["rows"][s["tile"]], t["cols"][s["tile"]]
     ch = np.flatnonzero(s["chunk_first"])
     a_key = (t["r0"][s["tile"]][ch] // p.base_m) * p.k_steps + s["chunk_k0"][ch] // p.base_k
     b_key = (s["chunk_k0"][ch] // p.base_k) * p.tiles_n + t["c0"][s["tile"]][ch] // p.base_n
-    a_bytes = rows[ch] * s["chunk_k"][ch] * ib
+    a_bytes = p.nbytes(rows[ch] * s["chunk_k"][ch])
     b_bytes = np.array([p.b_bytes(int(k), int(n)) for k, n in
                         zip(s["chunk_k"][ch], cols[ch])]) if sparse else \
-        s["chunk_k"][ch] * cols[ch] * ib
+        p.nbytes(s["chunk_k"][ch] * cols[ch])
     ld_a = b.transfer(step_core[ch], Pipe.MTE2, "Load A -> L1", Level.GM, Level.L1, a_bytes,
                       seq[ch] + 1, region=b.regions_by_key(a_key, a_bytes),
                       task=s["tile"][ch])
@@ -137,8 +137,8 @@ def _emit_k_loop(b, chip, p: GemmParams, pl, core) -> dict[str, np.ndarray]:
                       seq[ch] + 2, region=b.regions_by_key(b_key, b_bytes),
                       task=s["tile"][ch])
     kpad = round_up(s["ksize"], chip.cube_k0(p.dtype_in))
-    l0a_bytes = round_up(rows, chip.cube_m0) * kpad * ib
-    l0b_bytes = kpad * round_up(cols, chip.cube_n0) * ib // (2 if sparse else 1)
+    l0a_bytes = p.nbytes(round_up(rows, chip.cube_m0) * kpad)
+    l0b_bytes = p.nbytes(kpad * round_up(cols, chip.cube_n0)) // (2 if sparse else 1)
     mv_a = b.transfer(step_core, Pipe.MTE1, "LoadData A -> L0A", Level.L1, Level.L0A,
                       l0a_bytes, seq + 3, task=s["tile"])
     mv_b = b.transfer(step_core, Pipe.MTE1, "LoadData B -> L0B", Level.L1, Level.L0B,

@@ -9,6 +9,10 @@ wraps). Split-K (Z > 1): "workspace" sums the Z fp32 partials in z order in fp32
 bias and casts once; "atomic" writes cast(partial_0 + bias) and then adds cast(partial_z)
 into C in dtype_out, one rounding per add (int8 outputs cannot be added: ValueError).
 
+8- and 4-bit float inputs (FP8, HiF8 with fp32 scales per row of A and column of B; MXFP8,
+MXFP4 with E8M0 scales per 32 K elements) are drawn as real values and quantised; see
+``gemm.quant`` for where the scales are applied.
+
 How the emulator computes it (same arithmetic, fast):
 * fp16, bf16 and hf32 products are exact in fp32 (11/8/12-bit significands), so a block
   product is numpy's float32 matmul (BLAS). BLAS sums the base_k products in its own order,
@@ -37,6 +41,7 @@ from kernels.common.formats import (
     prune_2_of_4,
     round_to,
 )
+from kernels.gemm import quant
 from kernels.gemm.params import GemmValueParams
 
 __all__ = ["round_to", "prune_2_of_4", "verified_block", "make_inputs", "execute",
@@ -112,16 +117,20 @@ def make_inputs(params: dict, rng: np.random.Generator) -> dict:
     p = GemmValueParams.of(params)
     rows, cols = verified_block(p)
     K, s = p.K, _input_scale(p)
-    A = _draw(rng, (rows, K), p, s)
-    B = _draw(rng, (K, cols), p, s)
-    if p.sparse:
-        B = prune_2_of_4(B)
-    inputs = {"A": A, "B": B, "rows": rows, "cols": cols, "M": p.M, "N": p.N}
+    if p.low:  # real values quantised, with what each operand lost (gemm.quant)
+        inputs = quant.quantized_inputs(rng, p, rows, cols, s)
+    else:
+        A = _draw(rng, (rows, K), p, s)
+        B = _draw(rng, (K, cols), p, s)
+        inputs = {"A": A, "B": prune_2_of_4(B) if p.sparse else B}
+    inputs.update(rows=rows, cols=cols, M=p.M, N=p.N)
     if p.bias:
         spread = s * s * np.sqrt(K) / (3.0 if p.integer else 1.0)
         if p.integer:
             hb = max(1, int(spread))
             inputs["bias"] = rng.integers(-hb, hb + 1, size=cols).astype(np.int32)
+        elif p.scaled:
+            inputs["bias"] = quant.code_bias(rng, inputs, cols, spread)
         else:
             inputs["bias"] = (rng.standard_normal(cols) * spread).astype(np.float32)
     return inputs
@@ -207,12 +216,12 @@ def execute(params: dict, inputs: dict) -> dict[str, np.ndarray]:
     for z, (k0, k1) in enumerate(z_ranges(p)):
         part = _partial(p, A, B, k0, k1)
         if atomic:
-            c = _cast(p, part if z or bias is None else part + bias)
+            c = _cast(p, quant.dequant(part if z or bias is None else part + bias, inputs))
             C = c if z == 0 else _atomic_add(p, C, c)
         else:
             total = part if z == 0 else total + part  # fp32 adds (int32: wraps)
     if not atomic:
-        C = _cast(p, total if bias is None else total + bias)
+        C = _cast(p, quant.dequant(total if bias is None else total + bias, inputs))
     return {"C": C}
 
 
@@ -225,7 +234,7 @@ def reference(inputs: dict) -> dict[str, np.ndarray]:
         ref += A[:, c0:c0 + step].astype(np.float64) @ B[c0:c0 + step].astype(np.float64)
     if inputs.get("bias") is not None:
         ref += inputs["bias"].astype(np.float64)
-    return {"C": ref}
+    return {"C": quant.real(ref, inputs)}
 
 
 def dequantize(p: GemmValueParams, C: np.ndarray) -> np.ndarray:
@@ -313,6 +322,10 @@ def error_bound(params: dict, inputs: dict, ref: np.ndarray | None = None) -> np
     wrap). Finally (K + Z + 4) 2**-52 (T + |bias|) covers the float64 arithmetic of the
     reference and of P_z. Results are assumed finite (make_inputs keeps C far inside the
     output range). ``ref`` is accepted for the kernel protocol; it is not needed.
+    FP8 / HiF8 inputs (``gemm.quant``): P, T and the bias are in the codes' domain; each
+    of the fixpipe's two fp32 scalings by an exact scale s turns (E, m) into
+    (|s| E + u (|s| m + |s| E) + eta, |s| m) before the cast, and the float64 slack is
+    scaled too. MX inputs are the plain float path on their dequantised values.
     """
     p = GemmValueParams.of(params)
     integer, atomic = p.integer, p.atomic
@@ -330,20 +343,20 @@ def error_bound(params: dict, inputs: dict, ref: np.ndarray | None = None) -> np
         if not atomic:  # fp32 (int32) sum of the partials in z order
             Q = Q + P
             E = e if z == 0 else after_rounding(E + e, np.abs(Q) + slack, acc_r)
-        elif z == 0:  # cast(partial_0 + bias)
+        elif z == 0:  # cast(dequant(partial_0 + bias))
             Q = P + bias
             E = after_rounding(e, np.abs(Q) + slack, acc_r) if p.bias else e
-            E = after_rounding(E, np.abs(Q) + slack, cast_r)
-        else:  # atomic add of cast(partial_z) in dtype_out
+            E = after_rounding(*quant.dequant_error(E, np.abs(Q) + slack, inputs), cast_r)
+        else:  # atomic add of cast(dequant(partial_z)) in dtype_out
             Q = Q + P
-            c_err = after_rounding(e, np.abs(P) + slack, cast_r)
-            E = after_rounding(E + c_err, np.abs(Q) + slack, add_r)
+            c_err = after_rounding(*quant.dequant_error(e, np.abs(P) + slack, inputs), cast_r)
+            E = after_rounding(E + c_err, (np.abs(Q) + slack) * quant.scale_of(inputs), add_r)
     if not atomic:
         if p.bias:
             Q = Q + bias
             E = after_rounding(E, np.abs(Q) + slack, acc_r)
-        E = _final_cast(p, E, np.abs(Q) + slack, cast_r)
-    bound = E + slack
+        E = _final_cast(p, *quant.dequant_error(E, np.abs(Q) + slack, inputs), cast_r)
+    bound = E + quant.reference_slack(Q, slack, inputs)
     if integer:
         bound = np.where(T_all + np.abs(bias) > FORMATS["int32"].max_value, np.inf, bound)
     return np.broadcast_to(bound, Q.shape).astype(np.float64)

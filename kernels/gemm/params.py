@@ -14,16 +14,21 @@ from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.cycles import mmad_cycles, onchip_cycles
 from kernels.common.formats import BYTES
+from kernels.common.lowp import BLOCK_FORMATS, LOW_FORMATS, SCALED_FORMATS
 from kernels.common.params import ParamSpec, validate_params
-from kernels.common.program import Level
+from kernels.common.program import Level, stored_bytes
 from kernels.common.sizes import ceil_div, round_up
 from kernels.gemm.grid import BALANCES, POLICIES
 
 #: the input and output precisions (widget order), bytes per element from the formats table
-IN_BYTES = {name: BYTES[name] for name in ("fp16", "bf16", "fp32", "hf32", "int8")}
+#: (MX: the element plus its share of the E8M0 scale, 1/32 byte)
+IN_BYTES = {name: BYTES[name] for name in ("fp16", "bf16", "fp32", "hf32", "int8")
+            + LOW_FORMATS}
 OUT_BYTES = {name: BYTES[name] for name in ("fp16", "bf16", "fp32", "int32", "int8")}
 ACC_BYTES = BYTES["fp32"]  # L0C accumulates in fp32 / int32 (the same width); bias is fp32
 SPARSITY = ("dense", "4:2", "2:4")
+#: K elements sharing one E8M0 scale in the MX formats (OCP MX v1.0)
+BLOCK_K = 32
 
 PARAMS = (
     ParamSpec("M", int, 4096, 1, 65536, unit="rows"),
@@ -80,8 +85,23 @@ class GemmValueParams:
         return cls(**{f.name: p[f.name] for f in fields(cls)})
 
     @property
-    def in_bytes(self) -> int:
+    def in_bytes(self) -> float:
         return IN_BYTES[self.dtype_in]
+
+    def nbytes(self, count) -> np.ndarray:
+        """Whole bytes of ``count`` input elements as stored (MX: with their scales)."""
+        return stored_bytes(count, self.dtype_in)
+
+    @property
+    def low(self) -> bool:
+        """8- or 4-bit float inputs: quantised from real values (see kernels.common.lowp)."""
+        return self.dtype_in in LOW_FORMATS
+
+    @property
+    def scaled(self) -> bool:
+        """FP8 / HiF8 codes with an fp32 scale per row of A and per column of B, applied
+        by the fixpipe after the fp32 accumulation (aclnnQuantMatmulV5's K-C mode)."""
+        return self.dtype_in in SCALED_FORMATS
 
     @property
     def out_bytes(self) -> int:
@@ -185,23 +205,25 @@ TIMING_ONLY_PARAMS = frozenset(f.name for f in fields(GemmParams)) - frozenset(
 
 
 def default_base_k(dtype_in: str) -> int:
-    """base_k that keeps L0B double-buffered with base_n = 256: 64 for 2-byte inputs,
-    32 for fp32/hf32, 128 for int8 (one 32 KiB L0B buffer each)."""
-    return 32 * 1024 // (256 * IN_BYTES[dtype_in])
+    """base_k that keeps L0B double-buffered with base_n = 256: the largest power of two
+    whose 256-column slice fits one 32 KiB L0B buffer: 64 for 2-byte inputs, 32 for
+    fp32/hf32, 128 for int8 and the 8-bit floats, 128 for MXFP4 (256 would need 34 KiB
+    with its scales)."""
+    return 1 << int(np.floor(np.log2(32 * 1024 / (256 * IN_BYTES[dtype_in]))))
 
 
 def b_tile_bytes(dtype_in: str, sparsity: str, k: int, n: int) -> int:
     """Bytes of a k x n block of B as stored: dense, or half the values plus 2-bit indices."""
     if sparsity == "dense":
-        return k * n * IN_BYTES[dtype_in]
+        return int(stored_bytes(k * n, dtype_in))
     kept = ceil_div(k, 2) * n
-    return kept * IN_BYTES[dtype_in] + ceil_div(kept * 2, 8)
+    return int(stored_bytes(kept, dtype_in)) + ceil_div(kept * 2, 8)
 
 
 def l1_bytes_needed(p: GemmParams) -> int:
     """A and B chunks of depth_k K steps (B compressed when sparse) per L1 buffer, + bias."""
     chunk_k = p.depth_k * p.base_k
-    per_slot = p.base_m * chunk_k * p.in_bytes + p.b_bytes(chunk_k, p.base_n)
+    per_slot = int(p.nbytes(p.base_m * chunk_k)) + p.b_bytes(chunk_k, p.base_n)
     return per_slot * p.l1_slots + (p.base_n * ACC_BYTES if p.bias else 0)
 
 
@@ -212,6 +234,9 @@ def _check_support(chip: Chip, p: GemmParams) -> None:
             chip=chip.display_name))
     if p.dtype_out == "int32" and p.dtype_in != "int8":
         raise InputError("params.dtype_out", "int32", Phrase("refusal.gemm.int32_out"))
+    if p.low and p.dtype_out == "int8":  # aclnnQuantMatmulV5 gives them float outputs
+        raise InputError("params.dtype_out", "int8", Phrase(
+            "refusal.gemm.low_out", dtype=p.dtype_in, options="fp16, bf16, fp32"))
     if p.dtype_out == "bf16" and "bf16" not in chip.cube_precisions:
         raise InputError("params.dtype_out", "bf16", Phrase("refusal.gemm.bf16_out",
                                                             chip=chip.display_name))
@@ -229,6 +254,9 @@ def _check_support(chip: Chip, p: GemmParams) -> None:
 
 def _check_shapes(chip: Chip, p: GemmParams) -> None:
     k0 = p.k_step(chip)
+    if p.dtype_in in BLOCK_FORMATS and p.base_k % BLOCK_K:
+        raise InputError("params.base_k", p.base_k, Phrase(
+            "refusal.gemm.mx_block", block=BLOCK_K, dtype=p.dtype_in))
     for key, step in (("base_m", chip.cube_m0), ("base_n", chip.cube_n0), ("base_k", k0)):
         if getattr(p, key) % step:
             sparse = k0 > chip.cube_k0(p.dtype_in)
@@ -250,7 +278,7 @@ def buffer_use(chip: Chip, p: GemmParams) -> dict[str, tuple[int, int, str, int]
     sizes it, buffer count). The capacity check and the page's occupancy bars both use it."""
     l0, l0c = p.l0_slots, p.l0c_slots
     use = {
-        "L0A": (p.base_m * p.base_k * p.in_bytes * l0, chip.l0a_bytes, "base_k", l0),
+        "L0A": (int(p.nbytes(p.base_m * p.base_k)) * l0, chip.l0a_bytes, "base_k", l0),
         "L0B": (p.b_bytes(p.base_k, p.base_n) * l0, chip.l0b_bytes, "base_k", l0),
         "L0C": (p.base_m * p.base_n * ACC_BYTES * l0c, chip.l0c_bytes, "base_n", l0c),
         "L1": (l1_bytes_needed(p), chip.l1_bytes, "depth_k", p.l1_slots),
@@ -341,11 +369,11 @@ def step_budget(chip: Chip, p: GemmParams) -> dict[str, float]:
     cube = mmad_cycles(chip, p.base_m, p.base_n,
                        ceil_div(p.base_k, 2) if p.sparse else p.base_k, k0)
     kpad = round_up(p.base_k, k0)
-    l0a = round_up(p.base_m, chip.cube_m0) * kpad * p.in_bytes
-    l0b = kpad * round_up(p.base_n, chip.cube_n0) * p.in_bytes // (2 if p.sparse else 1)
+    l0a = p.nbytes(round_up(p.base_m, chip.cube_m0) * kpad)
+    l0b = p.nbytes(kpad * round_up(p.base_n, chip.cube_n0)) // (2 if p.sparse else 1)
     mte1 = onchip_cycles(chip, Level.L1, Level.L0A, l0a) + \
         onchip_cycles(chip, Level.L1, Level.L0B, l0b)
-    gm = p.base_m * p.base_k * p.in_bytes + p.b_bytes(p.base_k, p.base_n)
+    gm = int(p.nbytes(p.base_m * p.base_k)) + p.b_bytes(p.base_k, p.base_n)
     need = p.block_dim * gm / float(cube) * chip.clock_MHz / 1000.0
     return {"cube": float(cube), "mte1": float(mte1), "gm_bytes": gm,
             "mte2_l2": gm / chip.gm_read_l1_bytes_per_cycle,

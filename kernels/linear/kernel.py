@@ -20,6 +20,12 @@ workspace (MTE3 UB -> GM, then the AIC's MTE2 reads it, from L2), on the two AIV
 AIC's group; on coupled chips (310P) the AI core copies UB -> L1 itself. HBM then carries
 half the weight bytes of fp16. ops-nn's other W8A16 variants (an int8 Mmad on decomposed
 activations with the dequant on Fixpipe) are not modelled.
+
+MXFP4 weights (``weight_dtype = "mxfp4"``, on chips whose units take the format: the 950)
+take the same path: FP4 E2M1 codes plus an E8M0 scale per 32 K elements in GM (0.53 bytes
+per weight, a quarter of fp16's plus the scales), Cast to the activation format and Mul by
+the block's scale on the vector side (WeightQuantBatchMatmul's "mx" mode on Ascend 950,
+aclnnWeightQuantBatchMatmulNz). The cube still multiplies fp16 / bf16.
 """
 from __future__ import annotations
 
@@ -29,14 +35,15 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError, Phrase
+from kernels.common.formats import units_with
 from kernels.common.params import ParamSpec, validate_params
-from kernels.common.program import DTYPE_BYTES, Level, Pipe, Program, ProgramBuilder
+from kernels.common.program import DTYPE_BYTES, Level, Pipe, Program, ProgramBuilder, stored_bytes
 from kernels.common.sizes import ceil_div, round_up
 from kernels.common.tque import iteration_index, previous
 from kernels.linear import antiquant
 
 NAME = "linear"
-WEIGHT_DTYPES = ("fp16", "bf16", "int8")
+WEIGHT_DTYPES = ("fp16", "bf16") + antiquant.WEIGHT_FORMATS
 ACT_DTYPES = ("fp16", "bf16")
 TIMING_ONLY = frozenset({"base_n", "base_k", "block_dim", "buffer_num"})
 #: base_n and base_k candidates (multiples of the 16 x 16 fractal)
@@ -114,7 +121,7 @@ def stream_cycles(chip: Chip, s: LinearShape, bm: int, bn: int, cores: int) -> f
     l2 = min(chip.gm_read_l1_bytes_per_cycle, chip.l2_bytes_per_ns / clock_ghz / cores)
     act = DTYPE_BYTES[s.act_dtype]
     per_k = bn * DTYPE_BYTES[s.weight_dtype] / hbm + bm * act / l2
-    if s.weight_dtype == "int8":
+    if s.weight_dtype in antiquant.WEIGHT_FORMATS:
         per_k += bn * act / l2
     return ceil_div(ceil_div(s.n, bn), cores) * s.k * per_k
 
@@ -163,6 +170,10 @@ def check(chip: Chip, params: dict) -> dict:
     if p["weight_dtype"] in ("fp16", "bf16") and p["weight_dtype"] != p["act_dtype"]:
         raise InputError("params.weight_dtype", p["weight_dtype"], Phrase(
             "refusal.linear.weight_dtype", act=p["act_dtype"]))
+    if p["weight_dtype"] not in weight_dtypes_on(chip):
+        raise InputError("params.weight_dtype", p["weight_dtype"], Phrase(
+            "refusal.linear.weight_format", chip=chip.display_name,
+            options=", ".join(weight_dtypes_on(chip))))
     g = p["group_size"]
     if g and (p["weight_dtype"] != "int8" or g % 32 or p["K"] % g):
         raise InputError("params.group_size", g, Phrase("refusal.linear.group_size",
@@ -171,13 +182,20 @@ def check(chip: Chip, params: dict) -> dict:
     return p
 
 
+def weight_dtypes_on(chip: Chip) -> tuple[str, ...]:
+    """The weight formats the chip runs: fp16, bf16 and int8 everywhere, MXFP4 where the
+    chip's units take the format (its vector units then convert FP4 as the 950's do)."""
+    return tuple(w for w in WEIGHT_DTYPES if w != "mxfp4" or units_with(chip, w))
+
+
 def instruction_count(chip: Chip, s: LinearShape) -> int:
     p = plan(chip, s)
     m_blocks, n_tiles = p.tasks(s)
     steps = len(m_blocks) * p.chunks(s)
     per_step = 4  # x, L0A, L0B, Mmad, and what fills L1 with W:
-    if s.weight_dtype == "int8":
-        per_step += antiquant.instructions_per_tile(chip, _pieces(chip, s, p), s.act_dtype)
+    if s.weight_dtype in antiquant.WEIGHT_FORMATS:
+        per_step += antiquant.instructions_per_tile(chip, _pieces(chip, s, p), s.act_dtype,
+                                                    s.weight_dtype)
     else:
         per_step += 1
     out = 1 if chip.has_fixpipe else 2
@@ -215,7 +233,7 @@ def emit(b: ProgramBuilder, chip: Chip, s: LinearShape, nxt: int, *, src: int | 
     x = b.transfer(core, Pipe.MTE2, "CopyIn x", Level.GM, Level.L1, rows * ks * ab, seq,
                    region=x_region, task=task)
     loop = {"core": core, "task": task, "it": it, "seq": seq, "w_bytes": w_bytes,
-            "stored": ks * cols * DTYPE_BYTES[s.weight_dtype],
+            "elements": ks * cols, "stored": stored_bytes(ks * cols, s.weight_dtype),
             "tile": n_tile[task] * kc + chunk}  # which weight tile: read once per m-block
     w, top = _weight_loads(b, chip, s, pl, loop, nxt)
     a = b.transfer(core, Pipe.MTE1, "LoadData x -> L0A", Level.L1, Level.L0A,
@@ -257,24 +275,25 @@ def _weight_loads(b: ProgramBuilder, chip: Chip, s: LinearShape, pl: Plan, loop:
     m-block after the first finds it in L2 while it is resident), or (W8A16) the vector
     side's int8 load, antiquant and hand-over (``antiquant``). Returns (the instructions
     that fill L1, the next seq free on the vector side's lanes)."""
-    if s.weight_dtype != "int8":
+    if s.weight_dtype not in antiquant.WEIGHT_FORMATS:
         region = b.regions_by_key(loop["tile"], loop["stored"])
         return b.transfer(loop["core"], Pipe.MTE2, "CopyIn W", Level.GM, Level.L1,
                           loop["w_bytes"], loop["seq"] + 1, region=region,
                           task=loop["task"]), nxt
     return antiquant.weight_tiles(b, chip, loop, _pieces(chip, s, pl), s.act_dtype,
-                                  s.buffer_num, pl.cores, nxt)
+                                  s.buffer_num, pl.cores, nxt, s.weight_dtype)
 
 
 def _pieces(chip: Chip, s: LinearShape, pl: Plan) -> int:
-    return antiquant.pieces(chip, pl.base_k, pl.base_n, s.act_dtype, s.buffer_num)
+    return antiquant.pieces(chip, pl.base_k, pl.base_n, s.act_dtype, s.buffer_num,
+                            s.weight_dtype)
 
 
 def _weight_span(chip: Chip, s: LinearShape, pl: Plan) -> int:
     """Program-order slots the weight path takes on the AI core's own lanes."""
-    if s.weight_dtype != "int8":
+    if s.weight_dtype not in antiquant.WEIGHT_FORMATS:
         return 1
-    return antiquant.seq_span(chip, _pieces(chip, s, pl), s.act_dtype)
+    return antiquant.seq_span(chip, _pieces(chip, s, pl), s.act_dtype, s.weight_dtype)
 
 
 def build(chip: Chip, params: dict) -> Program:

@@ -5,13 +5,15 @@ bf16 weights as stored, or for W8A16 the int8 codes x their fp16 scales taken ex
 (the vector Mul's rounding to fp16 is the kernel's and counts against its bound). The
 int8 quantisation error itself (codes x scales against the real-valued weights) is the
 precision study's subject, not this check's: mixing it in would hide a wrong kernel
-under a loose bound.
+under a loose bound. It is measured apart instead for MXFP4 weights ("quantization": what
+W lost to its E8M0 blocks of 32 along K, a ``lowp.QuantError``), the format users ask about.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from kernels.common.formats import UNIT_ROUNDOFF, gamma, round_to
+from kernels.common.lowp import quantize_rows
 
 #: at most this many weight elements (K x sampled columns) and outputs are computed
 VERIFY_WEIGHTS = 1 << 22
@@ -41,7 +43,16 @@ def make_inputs(p: dict, rng) -> dict:
     if p["weight_dtype"] == "int8":
         codes, scale = _antiquant(w, p)
         return {"x": x, "codes": codes, "scale": scale, "group": p["group_size"] or p["K"]}
+    if p["weight_dtype"] == "mxfp4":  # blocks of 32 along K, dequantised (exact in fp32)
+        values, _, lost = quantize_rows(w, "mxfp4", 0)
+        return {"x": x, "w": values, "antiquant": True,
+                "quantization": {"W": lost.summary()}}
     return {"x": x, "w": round_to(w, p["weight_dtype"])}
+
+
+def _antiquantised(inputs: dict) -> bool:
+    """The vector side rounds the dequantised weights to the activations' format."""
+    return "codes" in inputs or "antiquant" in inputs
 
 
 def _weights(inputs: dict) -> np.ndarray:
@@ -53,10 +64,11 @@ def _weights(inputs: dict) -> np.ndarray:
 
 
 def execute(p: dict, inputs: dict) -> dict:
-    """W8A16: the vector Mul rounds code x scale to the activations' format once; then fp32
-    accumulation in L0C (each product exact in fp32) and one rounding on the way out."""
+    """W8A16 / MXFP4: the vector Mul rounds code x scale to the activations' format once
+    (exact for MXFP4, whose scales are powers of two, inside the format's range); then
+    fp32 accumulation in L0C (each product exact in fp32) and one rounding on the way out."""
     w = _weights(inputs)
-    if "codes" in inputs:
+    if _antiquantised(inputs):
         w = round_to(w, p["act_dtype"])
     acc = inputs["x"].astype(np.float32) @ np.asarray(w).astype(np.float32)
     return {"y": round_to(acc, p["act_dtype"])}
@@ -76,7 +88,7 @@ def error_bound(p: dict, inputs: dict, ref: np.ndarray) -> np.ndarray:
     rounding of every weight (u x |x| @ |W|), plus one subnormal step."""
     mag = np.abs(inputs["x"].astype(np.float64)) @ np.abs(_weights(inputs))
     u = UNIT_ROUNDOFF[p["act_dtype"]]
-    per_weight = gamma(p["K"], UNIT_ROUNDOFF["fp32"]) + (u if "codes" in inputs else 0.0)
+    per_weight = gamma(p["K"], UNIT_ROUNDOFF["fp32"]) + (u if _antiquantised(inputs) else 0.0)
     return u * np.abs(ref) + (1 + u) * (1 + u) * per_weight * mag + 2.0 ** -24
 
 

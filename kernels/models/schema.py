@@ -17,6 +17,12 @@ KV formats (``kv_dtype``) and what one token costs, per layer and per KV head, K
 * ``int8_channel``: 1 byte per element; one static fp32 scale per (layer, KV head, K|V,
   channel of head_dim), ``2 x layers x kv_heads x head_dim x 4`` bytes for the whole
   model, 0 per token (amortised). The precision library's granularity "channel".
+* ``fp8_e4m3``, ``fp8_e5m2``, ``hif8``: 1 byte per element, static fp32 scales per
+  channel as ``int8_channel`` (``kernels.common.lowp``'s scaled formats); only on chips
+  whose units take the format (``kernels.decode.params.kv_formats_on``).
+* ``mxfp8``, ``mxfp4``: OCP MX, 1 or 0.5 byte per element plus one E8M0 byte per 32
+  elements of a token's head_dim (blocks along d): ``2 x layers x kv_heads x
+  ceil(head_dim / 32)`` scale bytes per token.
 
 Scales are symmetric (no zero point); an asymmetric scheme would double the scale bytes.
 The fixed scale bytes are counted once per model, not per sequence (`kv_scale_bytes_fixed`).
@@ -27,7 +33,7 @@ import math
 from dataclasses import dataclass, field
 
 from hardware_presets.errors import InputError, Phrase
-from hardware_presets.fields import PRECISION_BYTES, FieldSpec
+from hardware_presets.fields import MX_BLOCK, PRECISION_BYTES, FieldSpec
 from hardware_presets.schema import Provenance, in_language
 
 SECTION = "shape"
@@ -70,8 +76,8 @@ class KVFormat:
     """How the KV cache stores one element and where its scales live."""
 
     name: str
-    element_bytes: int
-    scales: str  # "" (float format), "token", "head" or "channel"
+    element_bytes: float  # 0.5 for mxfp4
+    scales: str  # "" (float format), "token", "head", "channel" or "block" (MX, E8M0)
     # the matching kernels.common.attention_math.stored_kv granularity ("" for floats)
     granularity: str
     storage: str  # the kernels.common.precision format name of the elements ("fp16", "int8", ...)
@@ -83,6 +89,11 @@ KV_FORMATS: dict[str, KVFormat] = {f.name: f for f in (
     KVFormat("int8_token", 1, "token", "token", "int8"),
     KVFormat("int8_head", 1, "head", "tensor", "int8"),
     KVFormat("int8_channel", 1, "channel", "channel", "int8"),
+    KVFormat("fp8_e4m3", 1, "channel", "channel", "fp8_e4m3"),
+    KVFormat("fp8_e5m2", 1, "channel", "channel", "fp8_e5m2"),
+    KVFormat("hif8", 1, "channel", "channel", "hif8"),
+    KVFormat("mxfp8", 1, "block", "block", "mxfp8"),
+    KVFormat("mxfp4", 0.5, "block", "block", "mxfp4"),
 )}
 KV_DTYPES: tuple[str, ...] = tuple(KV_FORMATS)
 KV_ALIASES = {"int8": "int8_token"}
@@ -165,18 +176,21 @@ class ModelShape:
     def kv_bytes_per_token(self, kv_dtype: str = "fp16") -> int:
         """Bytes one token adds to the cache, all layers, K and V:
         2 x layers x kv_heads x head_dim x element bytes, plus for ``int8_token`` its
-        2 x layers x kv_heads fp32 scales (4 bytes each). Static per-head / per-channel
-        scales are not per token: see `kv_scale_bytes_fixed`."""
+        2 x layers x kv_heads fp32 scales (4 bytes each) and for the MX formats their
+        2 x layers x kv_heads x ceil(head_dim / 32) E8M0 scales (1 byte each). Static
+        per-head / per-channel scales are not per token: see `kv_scale_bytes_fixed`."""
         fmt = kv_format(kv_dtype)
-        codes = self.kv_elements_per_token * fmt.element_bytes
+        codes = math.ceil(self.kv_elements_per_token * fmt.element_bytes)
         if fmt.scales == "token":
             codes += 2 * self.layers * self.kv_heads * SCALE_BYTES
+        if fmt.scales == "block":
+            codes += 2 * self.layers * self.kv_heads * -(-self.head_dim // MX_BLOCK)
         return codes
 
     def kv_scale_bytes_fixed(self, kv_dtype: str = "fp16") -> int:
         """Scale bytes stored once for the whole model, independent of tokens and batch:
-        int8_head 2 x layers x kv_heads x 4; int8_channel 2 x layers x kv_heads x
-        head_dim x 4; 0 for float formats and per-token scales."""
+        int8_head 2 x layers x kv_heads x 4; int8_channel (and the scaled 8-bit floats)
+        2 x layers x kv_heads x head_dim x 4; 0 for fp16 / bf16, per-token and MX scales."""
         fmt = kv_format(kv_dtype)
         if fmt.scales == "head":
             return 2 * self.layers * self.kv_heads * SCALE_BYTES
