@@ -37,7 +37,7 @@ MAX_AXES = 2
 MAX_SCENARIOS = 2000
 CHIP, PARAMS = "chip.", "params."
 SYNTAX = "NAME=START:STOP:STEP (STEP may be *FACTOR) or NAME=a,b,c"
-RESULT_COLUMNS = ("error", "numerics_passed", "max_rel_error", *METRICS)
+RESULT_COLUMNS = ("error", "numerics_passed", "bound_ratio", "norm_rel_error", *METRICS)
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 
 
@@ -291,7 +291,8 @@ def _row(names, combo, outcome: dict) -> dict:
     error = outcome.get("error")
     row.update(error=error["message"] if error else "",
                numerics_passed=outcome.get("numerics_passed"),
-               max_rel_error=outcome.get("max_rel_error", math.nan))
+               bound_ratio=outcome.get("bound_ratio", math.nan),
+               norm_rel_error=outcome.get("norm_rel_error", math.nan))
     metrics = outcome.get("metrics", {})
     row.update({m: metrics.get(m, None if m == "bound" else math.nan) for m in METRICS})
     return row

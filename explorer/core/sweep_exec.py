@@ -89,7 +89,8 @@ def run_point(payload: dict) -> dict[str, object]:
     else:
         check = result.numerics
         out = {"metrics": dict(result.metrics), "numerics_passed": bool(check.passed),
-               "max_rel_error": float(check.max_rel_error)}
+               "bound_ratio": float(check.bound_ratio),
+               "norm_rel_error": float(check.norm_rel_error)}
     return {**out, "worker": f"{socket.gethostname()}:{os.getpid()}",
             "seconds": time.perf_counter() - started}
 

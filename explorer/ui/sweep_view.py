@@ -117,9 +117,10 @@ def _reasons(result: SweepResult) -> pd.Series:
 
 #: message ids of the columns beside the knobs and the metrics, and each one's unit
 COLUMN_IDS = {"error": "tables.sweep.error", "numerics_passed": "tables.sweep.numerics_passed",
-              "max_rel_error": "tables.sweep.max_rel_error"}
+              "bound_ratio": "tables.sweep.bound_ratio",
+              "norm_rel_error": "tables.sweep.norm_rel_error"}
 COLUMN_UNITS = {"error": "", "numerics_passed": values.FLAG,
-                "max_rel_error": values.NUMBER}
+                "bound_ratio": values.NUMBER, "norm_rel_error": values.NUMBER}
 
 
 def _heading(kernel: str, name: str, knobs: tuple[str, ...]) -> str:
