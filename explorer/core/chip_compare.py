@@ -79,6 +79,11 @@ def status_of(chip: Chip, inputs: tuple[str, ...]) -> str:
     return "derived" if worst == "published" and len(inputs) > 1 else worst
 
 
+def peak_status(chip: Chip, precision: str) -> str:
+    """The status of the chip's cube peak in ``precision`` (cores, clock, fractal)."""
+    return status_of(chip, _PEAK_INPUTS + (f"cube_k0_{precision}",))
+
+
 def compared_chips() -> tuple[Chip, ...]:
     """The presets of the comparison (never the session's overrides: it compares chips)."""
     return tuple(hp.load(name) for name in COMPARED)
@@ -92,5 +97,5 @@ def comparison(chips: tuple[Chip, ...]) -> list[tuple[str, list[tuple[float | No
 
 def peaks(chip: Chip) -> list[tuple[str, float | None, str]]:
     """(precision, peak TFLOPS or None, status) for the figure's peak panel."""
-    return [(p, row.value(chip), status_of(chip, row.inputs))
-            for p, row in ((p, _peak("", p)) for p in PEAK_PRECISIONS)]
+    return [(p, chip.peak_tflops(p) if p in chip.cube_precisions else None,
+             peak_status(chip, p)) for p in PEAK_PRECISIONS]

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 import kernels
 from explorer.core import extensions
+from explorer.core.chip_compare import peak_status
 from explorer.core.i18n import has, t
 from explorer.core.metrics import METRIC_DEF_IDS, METRIC_LABEL_IDS, METRICS
 from explorer.core.verdict import verdict
@@ -42,7 +43,8 @@ COLUMN_IDS = {"field": "report.col.field", "value": "report.col.value",
 FIELD_IDS = {"name": "report.field.name", "preset": "report.field.preset",
              "overrides": "report.field.overrides", "kernel": "report.field.kernel",
              "seed": "report.field.seed"}
-STATUS_IDS = {"estimated": "report.status.estimated", "override": "report.status.override"}
+STATUS_IDS = {"estimated": "report.status.estimated", "override": "report.status.override",
+              "announced": "report.status.announced"}
 ARCHITECTURE_IDS = {"split": "report.arch.split", "coupled": "report.arch.coupled"}
 #: figure kind -> message id of its section title
 FIGURE_IDS = {"task_grid": "report.figure.task_grid", "ops": "report.figure.ops",
@@ -149,9 +151,9 @@ def scenario_tables(result, lang: str = "en") -> list[pd.DataFrame]:
     return [fields, params]
 
 
-def _status(chip, key: str, lang: str) -> str:
-    """"estimate" or "your override" where the number is one (published ones say nothing)."""
-    status = chip.provenance_of(key).status
+def _status(status: str, lang: str) -> str:
+    """"estimate", "announced" or "your override" where a number is, or rests on, one
+    (published and derived ones say nothing)."""
     msg_id = STATUS_IDS.get(status, "")
     return t(msg_id, lang) if has(msg_id, lang) else ""
 
@@ -161,10 +163,10 @@ def chip_table(chip, lang: str = "en") -> pd.DataFrame:
     values = chip.values()
     rows = [(t("report.chip.architecture", lang),
              t(ARCHITECTURE_IDS[chip.architecture], lang), "")]
-    rows += [(t(FIELDS[k].label_id, lang), f"{values[k]:,g}", _status(chip, k, lang))
-             for k in CHIP_FIELDS]
-    rows += [(t("report.chip.peak", lang, precision=p), f"{v:,.1f}", "")
-             for p, v in chip.peak_tflops_table().items()]
+    rows += [(t(FIELDS[k].label_id, lang), f"{values[k]:,g}",
+              _status(chip.provenance_of(k).status, lang)) for k in CHIP_FIELDS]
+    rows += [(t("report.chip.peak", lang, precision=p), f"{v:,.1f}",
+              _status(peak_status(chip, p), lang)) for p, v in chip.peak_tflops_table().items()]
     return pd.DataFrame(rows, columns=[t(COLUMN_IDS[c], lang)
                                        for c in ("quantity", "value", "status")])
 
