@@ -181,9 +181,10 @@ def test_kv_memory_equals_the_formula(name, kv_dtype):
     m = load_model(name)
     lengths = [1, 1000, 8192]
     r = kv_memory(m, 3, lengths, kv_dtype, ContiguousLayout(8192))
-    el = 2 if kv_dtype in ("fp16", "bf16") else 1
-    per_token = 2 * m.layers * m.kv_heads * m.head_dim * el
+    el = {"fp16": 2, "bf16": 2, "mxfp4": 0.5}.get(kv_dtype, 1)
+    per_token = int(2 * m.layers * m.kv_heads * m.head_dim * el)
     per_token += 2 * m.layers * m.kv_heads * 4 if kv_dtype == "int8_token" else 0
+    per_token += 2 * m.layers * m.kv_heads * m.head_dim // 32 if kv_dtype[:2] == "mx" else 0
     fixed = m.kv_scale_bytes_fixed(kv_dtype)
     assert r["bytes_per_token"] == per_token
     assert r["per_sequence_bytes"] == tuple(n * per_token for n in lengths)
