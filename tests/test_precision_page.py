@@ -204,6 +204,9 @@ def test_format_table_lists_the_new_formats_and_asks_each_chip():
         assert (df.loc[name, "Bits per element"], df.loc[name, "Unit roundoff u"]) == (bits, u)
     assert df.loc["★ fp8_e4m3", "Largest"] == "448" and df.loc["★ mxfp8", "Largest"] == \
         "448 × 2¹²⁷"
+    # an MX format's smallest normal: its element's times the smallest scale, one power of 2
+    assert (df.loc["★ mxfp8", "Smallest normal"], df.loc["★ mxfp4", "Smallest normal"]) == \
+        ("2⁻¹³³", "2⁻¹²⁷")
     assert df.loc["★ mxfp4", "u relative to"] == "the largest |value| of its block of 32"
     cube = {p for p in hp.PRESETS if "hif8" in hp.load(p).cube_precisions}
     shown = set(df.loc["★ hif8", "Presets that take it"].split(", "))

@@ -50,12 +50,13 @@ def power_of_two(value: float) -> str:
 
 # ---- the format table --------------------------------------------------------------------
 def _range_cells(row: pd.Series) -> tuple[str, str]:
-    """(largest, smallest normal): an MX format's as its element's times the scale's."""
+    """(largest, smallest normal): an MX format's as its element's times the scale's (the
+    smallest normal, a power of two times a power of two, as one power of two)."""
     if row["kind"] == "block":
         mx = microscaling.MX_FORMATS[row["format"]]
         emax, emin = microscaling.SCALE_MAX_EXP, microscaling.SCALE_MIN_EXP
         return (f"{mx.element_max:g} × {power_of_two(2.0 ** emax)}",
-                f"{float(mx.finfo.smallest_normal):g} × {power_of_two(2.0 ** emin)}")
+                power_of_two(float(mx.finfo.smallest_normal) * 2.0 ** emin))
     small = format_number(row["min_normal"]) if row["min_normal"] else "–"
     return format_number(row["max_value"]), small
 
