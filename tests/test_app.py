@@ -15,6 +15,7 @@ from explorer.ui import playground as va
 from explorer.ui import run_view, widgets
 from explorer.ui.run_marker import TEST_ID as RUN_MARKER_ID
 from explorer.ui.state import DEFAULT_PRESET
+from explorer.version import __version__
 from tests.apptest_helpers import apply, run, start_app, texts, widget
 
 CHIP = "explorer/ui/pages/chip.py"
@@ -65,6 +66,8 @@ def test_every_run_ends_with_its_number_even_when_the_page_raises(monkeypatch):
     assert _run_markers(at) == [f'<div data-testid="{RUN_MARKER_ID}" data-run="1" hidden></div>']
     last = at.main.children[max(at.main.children)]
     assert RUN_MARKER_ID in last.proto.body  # the last element of the run
+    # the version under the sidebar of every page, the one --version and reports show
+    assert at.sidebar.caption[-1].value == f"Version {__version__}"
     run(at.switch_page(PLAYGROUND))
     assert 'data-run="2"' in _run_markers(at)[0]
     assert 'data-run="1"' in _run_markers(start())[0]  # counted per session

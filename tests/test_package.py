@@ -219,7 +219,7 @@ def test_the_installed_app_serves_and_its_pages_run(installed):
         at = AppTest.from_file(app_main.__file__, default_timeout={DEADLINE_S}).run()
         print([e.value for e in at.exception])
         print(at.title[0].value)
-        print(at.caption[-1].value)
+        print(at.sidebar.caption[-1].value)
         print(app_main.__file__)
         print(*sys.path, sep="\\n")
         """)

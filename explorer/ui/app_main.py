@@ -33,13 +33,15 @@ PAGES = (("start", "", "home", "nav.start"),
 
 
 def footer() -> None:
-    """The explorer's version under every page (the one reports and ``--version`` show)."""
+    """The explorer's version at the foot of every page's sidebar (the one reports and
+    ``--version`` show): under the page itself it would push a one-screen page (the start
+    page) past the screen."""
     import streamlit as st
 
     from explorer.ui import state
     from explorer.version import __version__
 
-    st.caption(state.tr("app.version", version=__version__))
+    st.sidebar.caption(state.tr("app.version", version=__version__))
 
 
 def main() -> None:
