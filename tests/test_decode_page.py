@@ -56,7 +56,7 @@ def test_default_page_renders_the_small_scenario():
     assert metric(at, "Step time").endswith("ms")
     assert number(metric(at, "Tokens/s")) > 0
     assert "of the 1,600 GB/s peak" in "".join(str(m.proto.delta) for m in at.metric)
-    assert "Passed" in texts(at.success) and "output elements verified" in texts(at.success)
+    assert "Passed" in texts(at.success) and "output elements verified" in texts(at.caption)
     assert len(at.get("plotly_chart")) == 10  # memory, split, latency, timeline, ratios,
     # traffic, bandwidth, balance, roofline, append
     ops = next(d.value for d in at.dataframe if "Op" in d.value.columns)
