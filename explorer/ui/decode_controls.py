@@ -28,6 +28,7 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
+import hardware_presets as hp
 from explorer.core.i18n import t
 from explorer.ui import errors, state, widgets
 from explorer.ui.decode_cards import card_counts, emulated, fewest_cards, whole_model
@@ -39,6 +40,7 @@ from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.decode import workload as wl
+from kernels.decode.kv_formats import check_kv_format, kv_formats_on
 from kernels.models import load_model
 
 #: the page's own parameter: cards the model is split over (the kernel's ``tp`` is the share
@@ -193,6 +195,14 @@ class _Fit:
         self.move(name, exc, hi)
         return hi
 
+    def kv_dtype(self) -> None:
+        """A KV format this chip's units do not take (a link, or another chip) goes back
+        to fp16, with the refusal."""
+        try:
+            check_kv_format(self.chip, self.p["kv_dtype"])
+        except InputError as exc:
+            self.move("kv_dtype", exc, "fp16")
+
     def cards(self) -> None:
         """A card count that no longer splits the model into shares that fit (another
         model, precision or chip) goes back to auto."""
@@ -257,6 +267,7 @@ def fit(chip: Chip, runs: Runs) -> tuple[dict, list[Notice]]:
     the chip's vector cores, heads_per_pass up to what UB holds, then the largest batch,
     mean_len and max_len that ``runs`` accepts), and the notices of the values moved."""
     f = _Fit(chip, runs)
+    f.kv_dtype()
     f.cards()
     limits = {"block_dim": f.bound("block_dim", dp.block_dim_limit(chip)),
               "heads_per_pass": f.bound("heads_per_pass", f.heads()), **f.lengths()}
@@ -270,7 +281,7 @@ def show_notices(notices: list[Notice]) -> None:
     lang = state.language()
     for name, exc, used in notices:
         shown = state.tr("ui.decode.cards.auto", cards=fewest_cards(state.chip(), current())) \
-            if name == "cards" else f"{used:,}"
+            if name == "cards" else used if isinstance(used, str) else f"{used:,}"
         st.error(errors.message(exc, lang, label_id=label_id) + "\n\n" + state.tr(
             "ui.decode.fit.moved", label=widgets.param_label(SPECS[name], LABELS),
             value=shown), icon=":material/error:")
@@ -295,6 +306,19 @@ def _model_labels(chip: Chip) -> Callable[[str], str]:
         names[name] = t("ui.decode.cards.model", lang, model=display, cards=cards) \
             if cards > 1 else display
     return names.__getitem__
+
+
+def _kv_dtype(chip: Chip, where) -> None:
+    """The KV formats this chip takes (``kv_formats_on``), and a caption naming the ones
+    it does not and the presets that do."""
+    offered = kv_formats_on(chip)
+    _widget("kv_dtype", where, replace(SPECS["kv_dtype"], choices=offered))
+    absent = [k for k in SPECS["kv_dtype"].choices if k not in offered]
+    if absent:
+        chips = [hp.load(n).display_name for n in hp.list_presets()
+                 if set(absent) <= set(kv_formats_on(hp.load(n)))]
+        where.caption(state.tr("ui.decode.kv_formats.absent", chip=chip.display_name,
+                               formats=", ".join(absent), chips=", ".join(chips)))
 
 
 def _cards(chip: Chip, where) -> None:
@@ -366,7 +390,7 @@ def _workload(chip: Chip, limits: dict, where) -> None:
     _widget("batch", where, max_value=limits["batch"])
     _choice("distribution", where)
     _lengths(limits, where)
-    _widget("kv_dtype", where)
+    _kv_dtype(chip, where)
     with _more(where):
         _widget("weight_dtype", st)
         _cards(chip, st)

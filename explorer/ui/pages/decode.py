@@ -35,6 +35,7 @@ from explorer.ui import (
     decode_explain,
     decode_view,
     errors,
+    quant_view,
     run_view,
     state,
     widgets,
@@ -112,6 +113,7 @@ def _results(chip: Chip, w: decode_view.Prepared, scenario: Scenario) -> None:
     with st.expander(state.tr("apply.roofline"), icon=":material/show_chart:"):
         decode_view.show_roofline(scenario)
     run_view.show_check_folded(s, decode_view.show_numerics, s.result.numerics.passed)
+    quant_view.show_quantization(scenario, s.result.numerics, "real")
     run_view.show_downloads(scenario)
 
 

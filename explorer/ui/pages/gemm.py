@@ -26,6 +26,7 @@ from explorer.ui import (
     gemm_controls,
     gemm_explain,
     gemm_view,
+    quant_view,
     run_view,
     state,
     widgets,
@@ -62,6 +63,7 @@ def _results(scenario: Scenario) -> None:
     advisor_view.show_advisor(result)
     gemm_view.show_grid(scenario)
     gemm_view.show_figures(scenario)
+    quant_view.show_quantization(scenario, result.numerics, "stored")
     run_view.show_closing(scenario, result, lambda: gemm_view.show_figure("bandwidth", scenario),
                           gemm_view.show_numerics, "apply.bandwidth")
 
