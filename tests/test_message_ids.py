@@ -683,9 +683,9 @@ def _chip():
 
 @cache
 def _claims() -> tuple:
-    import hardware_presets as hp
     from explorer.core.claims import claims
-    return tuple(card for preset in hp.list_presets() for card in claims(preset))
+    from tests.preset_helpers import one_preset_per_architecture
+    return tuple(card for preset in one_preset_per_architecture() for card in claims(preset))
 
 
 def _card_ids(which: str) -> Callable[[], set[str]]:

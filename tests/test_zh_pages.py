@@ -26,6 +26,7 @@ import hardware_presets as hp
 import kernels
 from explorer.core.i18n import catalogue, t
 from tests.apptest_helpers import open_page, shown_text, texts
+from tests.preset_helpers import one_preset_per_architecture
 
 PAGES_DIR = Path(__file__).resolve().parents[1] / "explorer" / "ui" / "pages"
 PAGES = sorted(p.stem for p in PAGES_DIR.glob("*.py") if p.stem != "__init__")
@@ -84,7 +85,7 @@ def citations() -> tuple[str, ...]:
     from kernels.sparse.policies import POLICY_INFO
     found = {p.source for name in hp.list_presets() for _, p in hp.load(name).provenance}
     found |= {p.source for m in list_models() for _, p in load_model(m).provenance}
-    cards = [c for name in hp.list_presets() for c in claims(name)]
+    cards = [c for name in one_preset_per_architecture() for c in claims(name)]
     found |= {c.quote for c in cards} | {r for c in cards for r in c.references}
     found |= {case.source for case in cases()} | {MODEL_VERSION}
     found |= {p.reference for p in POLICY_INFO.values() if "arXiv" in p.reference}  # papers
