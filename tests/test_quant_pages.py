@@ -61,3 +61,14 @@ def test_the_decode_page_on_910b2_says_why_fp8_is_absent_in_chinese():
                         chips="Ascend 950PR, Ascend 950DT")
     assert "计算单元不支持该格式" in moved[0]  # the refusal in Chinese (tests/test_zh_pages.py
     # holds every word of the default decode page on 910B2, this caption included, strictly)
+
+
+def test_the_linear_kernel_page_shows_what_mxfp4_weights_lost():
+    query = {"kernel": "linear", "weight_dtype": "mxfp4", "act_dtype": "bf16", "M": "8",
+             "N": "512", "K": "1024"}
+    at = open_page("explorer/ui/pages/kernels.py", {"preset": "950PR", **query})
+    assert not at.error
+    rows = _table(at).to_dict("records")
+    assert [(r["Operand"], r["Format"]) for r in rows] == [("W", "mxfp4")]
+    refused = open_page("explorer/ui/pages/kernels.py", {"preset": "910B2", **query})
+    assert "params\\.weight\\_dtype" in refused.error[0].value and "mxfp4" in refused.error[0].value

@@ -33,7 +33,15 @@ import kernels
 from explorer.core import Result, Scenario
 from explorer.core.i18n import has, t
 from explorer.plots import report_figures
-from explorer.ui import advisor_view, errors, kernel_pages, run_view, state, widgets
+from explorer.ui import (
+    advisor_view,
+    errors,
+    kernel_pages,
+    quant_view,
+    run_view,
+    state,
+    widgets,
+)
 from explorer.ui.kernel_pages import KernelPage
 from explorer.ui.page_params import Taken
 from hardware_presets.errors import InputError
@@ -353,6 +361,8 @@ def show_results(scenario: Scenario, result: Result) -> None:
     advisor_view.show_advisor(result)
     show_record_figures(scenario)
     show_figures(scenario)
+    # quantised inputs (the linear layer's MXFP4 weights), checked as stored
+    quant_view.show_quantization(scenario, result.numerics, "stored")
     run_view.show_closing(scenario, result, lambda: show_roofline(scenario), show_numerics)
 
 
