@@ -30,13 +30,27 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from kernels.common import hifloat8
-from kernels.common.formats import FORMATS, FP64_UNIT_ROUNDOFF, round_to, rounding_bound
+from kernels.common.formats import (
+    FORMATS,
+    FP64_UNIT_ROUNDOFF,
+    round_to,
+    rounding_bound,
+    units_with,
+)
 
 SCALED_FORMATS = ("fp8_e4m3", "fp8_e5m2", "hif8")
 BLOCK_FORMATS = ("mxfp8", "mxfp4")
 LOW_FORMATS = SCALED_FORMATS + BLOCK_FORMATS
 #: elements converted at a time (bounds the float64 temporaries of a large operand)
 CHUNK_ELEMS = 1 << 21
+
+
+def on_chip(chip, fmt: str) -> bool:
+    """Whether a kernel may store data in ``fmt`` on ``chip``: the wider formats and int8
+    everywhere (every vector unit converts them), an 8- or 4-bit float only where one of
+    the chip's units takes it (``units_with``: the 950's arch-3510 cube, whose vector
+    units also convert these formats, as CANN's arch35 kernels do)."""
+    return fmt not in LOW_FORMATS or bool(units_with(chip, fmt))
 
 
 def scale_target(fmt: str) -> float:

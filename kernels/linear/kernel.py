@@ -35,7 +35,7 @@ import numpy as np
 
 from hardware_presets import Chip
 from hardware_presets.errors import InputError, Phrase
-from kernels.common.formats import units_with
+from kernels.common.lowp import on_chip
 from kernels.common.params import ParamSpec, validate_params
 from kernels.common.program import DTYPE_BYTES, Level, Pipe, Program, ProgramBuilder, stored_bytes
 from kernels.common.sizes import ceil_div, round_up
@@ -184,8 +184,8 @@ def check(chip: Chip, params: dict) -> dict:
 
 def weight_dtypes_on(chip: Chip) -> tuple[str, ...]:
     """The weight formats the chip runs: fp16, bf16 and int8 everywhere, MXFP4 where the
-    chip's units take the format (its vector units then convert FP4 as the 950's do)."""
-    return tuple(w for w in WEIGHT_DTYPES if w != "mxfp4" or units_with(chip, w))
+    chip's units take the format (``lowp.on_chip``)."""
+    return tuple(w for w in WEIGHT_DTYPES if on_chip(chip, w))
 
 
 def instruction_count(chip: Chip, s: LinearShape) -> int:
