@@ -2,8 +2,9 @@
 
 * ``incremental`` (a fixed cache updated in place, as torchair / vLLM-Ascend's
   ``reshape_and_cache`` do): per sequence, MTE2 copies the new token's K and V rows
-  (kv_heads x head_dim, from the QKV projection's output) into UB, int8 caches quantise
-  them on the vector unit, and MTE3 scatters each row to its slot: position length - 1 of
+  (kv_heads x head_dim, from the QKV projection's output) into UB, quantised caches (int8,
+  FP8 / HiF8, MX) quantise them on the vector unit (about 4 passes in fp32: abs, max, scale,
+  multiply and cast), and MTE3 scatters each row to its slot: position length - 1 of
   the sequence's slab, or slot (length - 1) % block_size of block
   block_table[seq, (length - 1) // block_size]. Only the new token is written.
 * ``concat`` (``torch.cat([cache, new])``, the pattern the blog replaces): per sequence
