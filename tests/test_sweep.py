@@ -202,7 +202,8 @@ def test_run_point_and_csv_are_plain_data():
     result = run_sweep(Sweep.parse(SMALL, ["block_dim=4,8"]), InlineExecutor(),
                        cache=ResultCache())
     back = pd.read_csv(io.StringIO(result.to_csv()))
-    assert list(back.columns[:5]) == ["block_dim", "error", "numerics_passed", "bound_ratio", "norm_rel_error"]
+    assert list(back.columns[:5]) == ["block_dim", "error", "numerics_passed", "bound_ratio",
+                                      "norm_rel_error"]
     assert np.allclose(back["makespan_us"], result.table["makespan_us"])
 
 
