@@ -90,6 +90,13 @@ def new_context(browser, viewport: dict | None = None):
     return context
 
 
+def key_class(key: str) -> str:
+    """The CSS class Streamlit gives the element of a widget with ``key``: "st-key-" and the
+    key with every character but letters, digits, "_" and "-" made "-" (its frontend's rule),
+    so a key such as "cmp.a_source" is found as ".st-key-cmp-a_source"."""
+    return "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key.strip())
+
+
 def run_count(page) -> int:
     """How many script runs of this page's session have ended."""
     return page.evaluate(_RUN_COUNT_JS)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from explorer.core.i18n import t
 from explorer.ui import compare_controls as cc
 from explorer.ui import uploads
-from tests.browser import assert_clean, open_app, rerun, wait_for_text_drawn
+from tests.browser import assert_clean, key_class, open_app, rerun, wait_for_text_drawn
 
 BOX = f".st-key-{uploads.box_key('cmp_upload_a')}"
 DROPZONE = f'{BOX} [data-testid="stFileUploaderDropzone"]'
@@ -23,9 +23,10 @@ SCENARIO = b'kernel = "vector_add"\npreset = "910B2"\nname = "mine"\n[params]\nt
 
 def _open_upload_side(page, app_url: str) -> None:
     open_app(page, f"{app_url}/compare?lang=zh")
+    # side A's source radio, by its widget's key (state.bound keys it "w.<name>"), not the
+    # first radio found: under load that once picked side B's
     with rerun(page):
-        page.locator('[data-testid="stRadio"]').filter(
-            has_text=t("ui.compare.source_choice.gallery", "zh")).first.get_by_text(
+        page.locator(f".{key_class('w.' + cc.key('a_source'))}").get_by_text(
             t("ui.compare.source_choice.upload", "zh"), exact=True).click()
     page.locator(DROPZONE).wait_for()
 
