@@ -65,8 +65,11 @@ def test_first_card_opens_its_scenario_with_its_charts(app_url, page):
     open_app(page, f"{app_url}/")
     scenario_id = start.CARDS[0][0]
     expected = urlsplit(start.card_link(scenario_id, "en"))
-    button = page.locator(LINK_BUTTON).first
-    assert button.get_attribute("href") == start.card_link(scenario_id, "en")
+    # the first card's link by its address (not the first link drawn: once the decode
+    # card's came first), which also checks the card links to its scenario
+    button = page.locator(f'{LINK_BUTTON}[href="{start.card_link(scenario_id, "en")}"]')
+    button.wait_for()
+    assert button.count() == 1
     with page.context.expect_page() as opened:  # a link opens a new tab and session
         button.click()
     scenario_page = opened.value
