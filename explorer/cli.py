@@ -153,11 +153,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_presets(args: argparse.Namespace) -> int:
     """One line per preset with its provenance counts; a package of several devices gets a
     second, indented line with the package's totals (a kernel runs on one device)."""
-    for name in hp.list_presets():
-        chip = hp.load(name)
+    chips = [hp.load(name) for name in hp.list_presets()]
+    wide = max(len(chip.display_name) for chip in chips)  # the names' column, aligned
+    for name, chip in zip(hp.list_presets(), chips):
         peaks = ", ".join(f"{p} {v:.1f} TF" for p, v in chip.peak_tflops_table().items())
         counts = ", ".join(f"{n} {s}" for s, n in chip.status_counts().items())
-        print(f"{name:<6} {chip.display_name:<14} {chip.architecture:<8} "
+        print(f"{name:<6} {chip.display_name:<{wide}} {chip.architecture:<8} "
               f"{chip.ai_cores} AI cores + {chip.vector_cores} vector, {chip.clock_MHz:g} MHz, "
               f"HBM {chip.hbm_GiB:g} GiB at {chip.hbm_bandwidth_GBps:g} GB/s, "
               f"L2 {chip.l2_MiB:g} MiB; {peaks}; provenance: {counts}")
