@@ -26,6 +26,7 @@ from .core import Scenario, extensions, gallery, simulate
 from .core.emulator.engine import ENGINES, DeadlockError, warm_up
 from .core.i18n import t
 from .core.metrics import METRIC_LABEL_IDS, METRICS
+from .core.quantization import input_quantization, quantization_frame
 from .core.scenario import DOCUMENT_MAX_CHARS
 from .core.trace import chrome_trace
 from .core.verdict import verdict
@@ -130,9 +131,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = simulate(_read_scenario(args.scenario), engine=args.engine)
     check = result.numerics
     extra = extensions.summaries(extensions.of(result))
+    lost = input_quantization(result.scenario)  # what quantised inputs lost to their format
     if args.json:
         print(json.dumps({"scenario": result.scenario.to_dict(), "metrics": result.metrics,
-                          "numerics": {**vars(check), "verdict": verdict(check)}, **extra},
+                          "numerics": {**vars(check), "verdict": verdict(check)}, **extra,
+                          **({"quantization": lost} if lost else {})},
                          indent=2, default=float))
     else:
         print(f"{result.chip.display_name} · {result.scenario.kernel}")
@@ -142,6 +145,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  numerics: {head}")
         for line in rest:
             print(f"    {line}")
+        for _, e in quantization_frame(lost or {}).iterrows():
+            print("  inputs: " + t("ui.quant.cli_line", operand=e["operand"], fmt=e["fmt"],
+                                   norm=f"{e['norm_rel']:.3%}", bf16=f"{e['bf16_norm_rel']:.3%}",
+                                   ratio=f"{e['bound_ratio']:.3f}", flushed=f"{e['flushed']:,}",
+                                   nonzero=f"{e['nonzero']:,}"))
         for ext, values in extra.items():
             for name, value in values.items():
                 print(f"  {ext.replace('_', ' ')}: {name:<30} {_format(value, '')}")

@@ -29,6 +29,7 @@ from explorer.core import Result, Scenario, extensions
 from explorer.core import simulate as simulate_result
 from explorer.core.i18n import LANGUAGES, render, t
 from explorer.core.metrics import KEY_METRICS
+from explorer.core.quantization import input_quantization, quantization_frame
 from explorer.core.trace import chrome_trace
 from explorer.plots import report, report_figures
 from explorer.plots.values import format_metric
@@ -71,8 +72,15 @@ class Run(Result):
 
     # -- tables --------------------------------------------------------------------------
     def tables(self) -> tuple[str, ...]:
-        """The names ``to_frame`` takes for this run."""
-        return TABLES + extensions.names(self.scenario.kernel)
+        """The names ``to_frame`` takes for this run ("quantization" when its inputs are
+        stored in a quantised format)."""
+        lost = ("quantization",) if self._quantization is not None else ()
+        return TABLES + lost + extensions.names(self.scenario.kernel)
+
+    @functools.cached_property
+    def _quantization(self) -> dict[str, dict] | None:
+        """What the run's quantised inputs lost to their format (None: nothing stored so)."""
+        return input_quantization(self.scenario)
 
     def to_frame(self, name: str = "metrics", lang: str | None = None) -> pd.DataFrame:
         """A tidy table of the run, as a copy (docs/notebook.md lists the columns)."""
@@ -85,6 +93,8 @@ class Run(Result):
             return pd.DataFrame([dataclasses.asdict(self.numerics)])
         if name in TABLES:
             return getattr(self, name).copy()
+        if name == "quantization":
+            return quantization_frame(self._quantization)
         summary = extensions.summaries({name: self._extensions[name]})[name]
         return pd.DataFrame(list(summary.items()), columns=["quantity", "value"])
 

@@ -125,6 +125,24 @@ def test_missing_file_exits_2(tmp_path, capsys):
     assert cli.main(["run", str(tmp_path)]) == 2  # a directory is not a scenario file
 
 
+def test_run_says_what_quantised_inputs_lost(capsys):
+    """The MXFP4 weights of the gallery's linear layer: one line per quantised operand
+    (the pages' table), and the same figures under "quantization" in --json."""
+    assert cli.main(["run", "linear_mxfp4_down", "--json"]) == 0
+    lost = json.loads(capsys.readouterr().out)["quantization"]
+    assert list(lost) == ["W"] and lost["W"]["fmt"] == "mxfp4"
+    assert 0 < lost["W"]["flushed"] < lost["W"]["nonzero"]  # small neighbours of outliers
+    assert cli.main(["run", "linear_mxfp4_down"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "inputs:" in line]
+    assert lines == [
+        f"  inputs: W stored as mxfp4: norm-wise error {lost['W']['norm_rel']:.3%} (bf16: "
+        f"{lost['W']['bf16_norm_rel']:.3%}); worst element {lost['W']['bound_ratio']:.3f} "
+        f"of its bound; {lost['W']['flushed']:,} of {lost['W']['nonzero']:,} nonzero values "
+        "stored as 0."]
+    assert cli.main(["run", "double_buffer_b", "--json"]) == 0  # nothing stored quantised
+    assert "quantization" not in json.loads(capsys.readouterr().out)
+
+
 def test_a_gallery_id_runs_from_any_folder(tmp_path, monkeypatch, capsys):
     """An installed package's users name a gallery scenario instead of a path into
     site-packages; a file of that name in the folder still wins, and an unknown name is

@@ -28,6 +28,7 @@ from explorer import Run, Scenario, notebook, simulate
 from explorer import core as explorer_core
 from explorer.core import extensions
 from explorer.core.metrics import KEY_METRICS, METRICS
+from explorer.core.quantization import input_quantization
 from explorer.core.trace import chrome_trace
 from explorer.plots import (
     bandwidth_figure,
@@ -165,6 +166,27 @@ def test_numerics_table(gemm):
     table = gemm.to_frame("numerics")
     assert len(table) == 1
     assert table.iloc[0].to_dict() == dataclasses.asdict(gemm.numerics)
+
+
+def test_quantized_inputs_have_their_loss_table(gemm):
+    """A GEMM of FP8 inputs (950PR) tells what each operand lost to its format, as numbers,
+    from the same summary the pages show; a run that stores nothing quantised has none."""
+    fp8 = simulate(Scenario.make("950PR", "gemm", {**GEMM, "dtype_in": "fp8_e4m3",
+                                                   "dtype_out": "bf16"}))
+    assert "quantization" in fp8.tables()
+    table = fp8.to_frame("quantization")
+    lost = input_quantization(fp8.scenario)
+    assert list(table["operand"]) == list(lost)
+    for _, row in table.iterrows():
+        e = lost[row["operand"]]
+        assert (row["fmt"], row["norm_rel"], row["flushed"]) == ("fp8_e4m3", e["norm_rel"],
+                                                                 e["flushed"])
+        # E4M3 keeps 3 mantissa bits against bf16's 7: it loses more, within its bound
+        assert row["bf16_norm_rel"] < row["norm_rel"] <= 2.0 ** -4
+        assert 0 < row["bound_ratio"] <= 1 and 0 <= row["flushed"] <= row["nonzero"]
+    assert "quantization" not in gemm.tables()
+    with pytest.raises(InputError, match="quantization"):
+        gemm.to_frame("quantization")
 
 
 #: a decode step small enough to emulate in a fraction of a second

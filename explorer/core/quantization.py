@@ -47,15 +47,28 @@ def input_quantization(scenario: Scenario) -> dict[str, dict] | None:
                                   scenario.seed))
 
 
+def quantization_frame(lost: dict[str, dict]) -> pd.DataFrame:
+    """One row per operand, as numbers (a notebook's table, the CLI's lines): the format,
+    the norm-wise relative error ||q - x|| / ||x|| and bf16's for the same values, the
+    largest element error, its ratio to the format's own bound, and how many of the
+    nonzero elements were stored as 0."""
+    return pd.DataFrame([{"operand": operand, "fmt": e["fmt"], "norm_rel": e["norm_rel"],
+                          "bf16_norm_rel": e["bf16_norm_rel"], "max_abs": e["max_abs"],
+                          "bound_ratio": e["bound_ratio"], "flushed": e["flushed"],
+                          "nonzero": e["nonzero"]} for operand, e in lost.items()],
+                        columns=[*COLUMNS, "nonzero"])
+
+
 def quantization_table(lost: dict[str, dict], lang: str = "en") -> pd.DataFrame:
-    """One row per operand, headed in ``lang``: the format, the norm-wise relative error
-    ||q - x|| / ||x|| (and bf16's for the same values), the largest element error, its
-    ratio to the format's own bound, and the nonzero elements stored as 0."""
-    rows = []
-    for operand, e in lost.items():
-        rows.append({"operand": operand, "fmt": e["fmt"], "norm_rel": f"{e['norm_rel']:.3%}",
-                     "bf16_norm_rel": f"{e['bf16_norm_rel']:.3%}",
-                     "max_abs": f"{e['max_abs']:.3g}", "bound_ratio": f"{e['bound_ratio']:.3f}",
-                     "flushed": f"{e['flushed']:,} / {e['nonzero']:,}"})
-    return pd.DataFrame(rows, columns=list(COLUMNS)).rename(
-        columns={k: t(v, lang) for k, v in COLUMNS.items()})
+    """``quantization_frame`` as the pages show it: headed in ``lang``, values formatted
+    (shares in %, the flushed count out of the nonzero ones)."""
+    df = quantization_frame(lost)
+    shown = pd.DataFrame({
+        "operand": df["operand"], "fmt": df["fmt"],
+        "norm_rel": [f"{v:.3%}" for v in df["norm_rel"]],
+        "bf16_norm_rel": [f"{v:.3%}" for v in df["bf16_norm_rel"]],
+        "max_abs": [f"{v:.3g}" for v in df["max_abs"]],
+        "bound_ratio": [f"{v:.3f}" for v in df["bound_ratio"]],
+        "flushed": [f"{f:,} / {n:,}" for f, n in zip(df["flushed"], df["nonzero"])]},
+        columns=list(COLUMNS))
+    return shown.rename(columns={k: t(v, lang) for k, v in COLUMNS.items()})
