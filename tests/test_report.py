@@ -19,9 +19,10 @@ import plotly.offline
 import pytest
 
 from explorer import cli_report
-from explorer.core import Scenario, simulate
+from explorer.core import Scenario, gallery, simulate
 from explorer.core.i18n import t
 from explorer.core.metrics import METRICS
+from explorer.core.quantization import input_quantization, quantization_table
 from explorer.core.validation import model_card
 from explorer.core.validation.cases import MODEL_VERSION, cases
 from explorer.core.verdict import verdict
@@ -93,6 +94,19 @@ def test_html_lists_scenario_chip_metrics_and_check(results, pages):
     assert all(html.escape(line) in page for line in verdict(result.numerics, "en"))
     assert "CopyIn → Compute → CopyOut." in page  # the page's explanation, by default
     assert "<strong>" in page and "<code>" in page  # its Markdown, rendered
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_report_says_what_quantised_inputs_lost(lang):
+    """MXFP4 weights: the report carries the pages' table of what each quantised operand
+    lost to its format (a run storing nothing quantised has no such section)."""
+    result = simulate(gallery.load("linear_mxfp4_down"))
+    page = report.html_report(result, lang)
+    assert html.escape(t("ui.quant.title", lang)) in page
+    table = quantization_table(input_quantization(result.scenario), lang)
+    assert table.to_html(index=False, escape=True, border=0) in page
+    plain = report.html_report(simulate(gallery.load("double_buffer_b")), lang)
+    assert html.escape(t("ui.quant.title", lang)) not in plain
 
 
 def test_user_text_is_escaped_everywhere(pages):

@@ -21,6 +21,7 @@ from explorer.core import extensions
 from explorer.core.chip_compare import peak_status
 from explorer.core.i18n import has, t
 from explorer.core.metrics import METRIC_DEF_IDS, METRIC_LABEL_IDS, METRICS
+from explorer.core.quantization import input_quantization, quantization_table
 from explorer.core.verdict import verdict
 from explorer.plots import decode as decode_plots
 from explorer.plots.cores import load_balance_figure, pipe_ratio_figure
@@ -203,6 +204,10 @@ def result_sections(result, lang: str = "en", explanation: str = "") -> list[Sec
         (t("report.h.metrics", lang), metrics_table(result, lang)),
         (t("report.h.numerics", lang), [numerics_text(result, lang), *notes]),
     ]
+    lost = input_quantization(result.scenario)
+    if lost:  # what quantised inputs lost to their format, as the pages show it
+        sections.append((t("ui.quant.title", lang), [t("ui.quant.intro", lang),
+                                                     quantization_table(lost, lang)]))
     if text:
         sections.insert(2, (t("report.h.explanation", lang), text))
     sections += [(t(FIGURE_IDS[kind], lang), fig)
