@@ -24,7 +24,7 @@ from kernels.models import load_model_text
 
 from .core import Scenario, extensions, gallery, simulate
 from .core.emulator.engine import ENGINES, DeadlockError, warm_up
-from .core.i18n import t
+from .core.i18n import LANGUAGES, t
 from .core.metrics import METRIC_LABEL_IDS, METRICS
 from .core.quantization import input_quantization, quantization_frame
 from .core.scenario import DOCUMENT_MAX_CHARS
@@ -180,6 +180,18 @@ def cmd_presets(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_gallery(args: argparse.Namespace) -> int:
+    """The gallery's scenarios, one line each: the id a SCENARIO argument takes, its
+    kernel and chip, and what it shows (``--lang zh`` in Chinese)."""
+    entries = gallery.entries()
+    wide = max(len(e.id) for e in entries)
+    for e in entries:
+        scenario = gallery.load(e.id)
+        print(f"{e.id:<{wide}}  {scenario.kernel:<12} {scenario.preset:<6} "
+              f"{t(e.title_id, args.lang)}")
+    return EXIT_OK
+
+
 def cmd_warmup(args: argparse.Namespace) -> int:
     """Compile the event loop and the lowering once, so the first run starts at once."""
     seconds = warm_up(hp.load(Scenario.make().preset))
@@ -212,6 +224,10 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
     presets = sub.add_parser("presets", help="list chip presets with their peaks")
     presets.set_defaults(func=cmd_presets)
+    listed = sub.add_parser("gallery", help="list the gallery's scenarios: the ids run, "
+                                             "report, compare and sweep take")
+    listed.add_argument("--lang", choices=LANGUAGES, default="en")
+    listed.set_defaults(func=cmd_gallery)
     validate = sub.add_parser("validate", help="check a scenario, chip or model file")
     validate.add_argument("file", help="a scenario (.toml/.json), chip preset or model TOML")
     validate.set_defaults(func=cmd_validate)

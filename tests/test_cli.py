@@ -143,6 +143,17 @@ def test_run_says_what_quantised_inputs_lost(capsys):
     assert "quantization" not in json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_gallery_lists_the_ids_a_scenario_argument_takes(capsys, lang):
+    assert cli.main(["gallery", "--lang", lang]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == gallery.ids()
+    for line, entry in zip(lines, gallery.entries()):
+        scenario = gallery.load(entry.id)
+        assert line.split()[1:3] == [scenario.kernel, scenario.preset]
+        assert line.endswith(t(entry.title_id, lang))
+
+
 def test_a_gallery_id_runs_from_any_folder(tmp_path, monkeypatch, capsys):
     """An installed package's users name a gallery scenario instead of a path into
     site-packages; a file of that name in the folder still wins, and an unknown name is
