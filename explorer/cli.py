@@ -264,8 +264,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code says how it ended (see the module docstring)."""
     args = parser().parse_args(argv)
     try:
-        return refusing(args.func)(args)
+        code = refusing(args.func)(args)
+        sys.stdout.flush()  # a reader that left shows here, not at the interpreter's exit
+        return code
     except DeadlockError as exc:
         say(exc)
         return EXIT_DEADLOCK
+    except BrokenPipeError:  # the reader left (`... presets | head`): no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 

@@ -154,6 +154,15 @@ def test_gallery_lists_the_ids_a_scenario_argument_takes(capsys, lang):
         assert line.endswith(t(entry.title_id, lang))
 
 
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """`ascend-explorer presets | head -1`: the pipe closes before the output is written."""
+    proc = subprocess.Popen([sys.executable, "-m", "explorer", "presets"], cwd=REPO_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the command prints
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=DEADLINE_S) == 0 and err == ""
+
+
 def test_a_gallery_id_runs_from_any_folder(tmp_path, monkeypatch, capsys):
     """An installed package's users name a gallery scenario instead of a path into
     site-packages; a file of that name in the folder still wins, and an unknown name is
