@@ -15,7 +15,7 @@ from kernels import get
 from kernels.common.program import Kind
 from kernels.decode import kernel as decode
 from kernels.decode import numerics as dn
-from kernels.decode.kv_formats import kv_formats_on
+from kernels.decode.kv_formats import kv_formats_on, presets_holding
 from kernels.decode.params import workload
 from kernels.models import load_model
 
@@ -112,3 +112,11 @@ def test_refused_where_the_chip_lacks_the_format(chip, kv_dtype):
     assert e.field == "params.kv_dtype" and e.value == kv_dtype
     assert chip.display_name in str(e) and "int8_channel" in str(e)
     assert kv_formats_on(chip) == ("fp16", "bf16", "int8_token", "int8_head", "int8_channel")
+
+
+def test_the_presets_holding_a_format_are_the_chips_that_take_it():
+    """Where a chip without FP8 / MX caches sends the reader: the presets whose cube takes
+    the formats (the 950s), asked of each chip; no format at all: every preset."""
+    takes = {n for n in hp.list_presets() if "mxfp4" in hp.load(n).cube_precisions}
+    assert set(presets_holding(("fp8_e4m3", "mxfp4"))) == takes == {"950PR", "950DT"}
+    assert presets_holding(()) == tuple(hp.list_presets())

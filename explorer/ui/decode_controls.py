@@ -40,7 +40,7 @@ from hardware_presets.errors import InputError
 from kernels.common.params import ParamSpec
 from kernels.decode import params as dp
 from kernels.decode import workload as wl
-from kernels.decode.kv_formats import check_kv_format, kv_formats_on
+from kernels.decode.kv_formats import check_kv_format, kv_formats_on, presets_holding
 from kernels.models import load_model
 
 #: the page's own parameter: cards the model is split over (the kernel's ``tp`` is the share
@@ -137,7 +137,6 @@ def examples() -> None:
     PAGE.example_row("ui.decode.example", "dc_example")
 
 
-# ---- cards: a model split by tensor parallelism ------------------------------------------
 # ---- what the page accepts: values brought into range, and the widgets' ranges ----------
 def _drawn_lengths() -> str:
     """The lengths the page showed, as a list: drawn from the distribution before "explicit
@@ -313,10 +312,9 @@ def _kv_dtype(chip: Chip, where) -> None:
     it does not and the presets that do."""
     offered = kv_formats_on(chip)
     _widget("kv_dtype", where, replace(SPECS["kv_dtype"], choices=offered))
-    absent = [k for k in SPECS["kv_dtype"].choices if k not in offered]
+    absent = tuple(k for k in SPECS["kv_dtype"].choices if k not in offered)
     if absent:
-        chips = [hp.load(n).display_name for n in hp.list_presets()
-                 if set(absent) <= set(kv_formats_on(hp.load(n)))]
+        chips = [hp.load(n).display_name for n in presets_holding(absent)]
         where.caption(state.tr("ui.decode.kv_formats.absent", chip=chip.display_name,
                                formats=", ".join(absent), chips=", ".join(chips)))
 

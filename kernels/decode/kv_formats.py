@@ -9,6 +9,7 @@ the scale). Chips without them refuse the format with the list they do take.
 """
 from __future__ import annotations
 
+import hardware_presets as hp
 from hardware_presets import Chip
 from hardware_presets.errors import InputError, Phrase
 from kernels.common.lowp import on_chip
@@ -26,3 +27,9 @@ def check_kv_format(chip: Chip, kv_dtype: str) -> None:
         raise InputError("params.kv_dtype", kv_dtype, Phrase(
             "refusal.decode.kv_format", chip=chip.display_name,
             options=", ".join(kv_formats_on(chip))))
+
+
+def presets_holding(formats: tuple[str, ...]) -> tuple[str, ...]:
+    """The presets (names) whose chips hold every one of ``formats``: where to go for a
+    KV format the current chip lacks."""
+    return tuple(n for n in hp.list_presets() if set(formats) <= set(kv_formats_on(hp.load(n))))
