@@ -72,7 +72,7 @@ def _card(scenario_id: str, notice_id: str) -> None:
             st.markdown(f"**{state.tr(title_id)}**")
             st.markdown(state.tr(notice_id))
         st.caption(state.tr("start.runs_on", kernel=page_of(scenario.kernel).title(lang),
-                            chip=scenario.chip().display_name))
+                            chip=scenario.chip().name))
         st.link_button(state.tr("start.open"), card_link(scenario_id, lang), type="primary",
                        icon=":material/play_arrow:", width="stretch")
 
@@ -91,8 +91,7 @@ def main() -> None:
     """Draw the start page: what the tool is, the three cards, where to go next."""
     widgets.sidebar()
     st.title(state.tr("app.title"))
-    st.markdown(state.tr("start.what"))
-    st.markdown(state.tr("start.why"))
+    st.markdown(state.tr("start.intro", what=state.tr("start.what"), why=state.tr("start.why")))
     st.caption(state.tr("start.caveat"))
     st.subheader(state.tr("start.cards"), help=state.tr("start.cards_help"))
     for column, (scenario_id, notice_id) in zip(st.columns(len(CARDS)), CARDS):
