@@ -62,26 +62,27 @@ def median_seconds(fn, repeats: int) -> float:
 
 
 @njit(cache=True, nogil=True)
-def floor_loop(lane_ptr, duration):
+def floor_loop(lane_first, lane_next, duration):
     """One heap pop and one push per instruction: each lane's instructions in order, the
-    next one starting when the last ends. Returns the instructions done and the end."""
-    n_lanes = len(lane_ptr) - 1
+    next one starting when the last ends, over the engine's own lanes and memory layout.
+    Returns the instructions done and the end."""
+    n_lanes = len(lane_first)
     ht, hk = np.empty(n_lanes), np.empty(n_lanes, np.int64)
-    head = lane_ptr[:-1].copy()
+    head = lane_first.copy()
     size = 0
     for ln in range(n_lanes):
-        if head[ln] < lane_ptr[ln + 1]:
+        if head[ln] >= 0:
             size = heap_push(ht, hk, 0, size, 0.0, ln)
     done, last = 0, 0.0
     while size > 0:
         t, ln = ht[0], hk[0]
         size = heap_pop(ht, hk, 0, size)
         i = head[ln]
-        head[ln] += 1
+        head[ln] = lane_next[i]
         done += 1
         t_end = t + duration[i]
         last = max(last, t_end)
-        if head[ln] < lane_ptr[ln + 1]:
+        if head[ln] >= 0:
             size = heap_push(ht, hk, 0, size, t_end, ln)
     return done, last
 
@@ -123,7 +124,7 @@ def rates(chip, size: int) -> dict[str, float]:
     program = program_of_size(chip, size)
     n, inp = len(program), prepare(program, chip)
     repeats = 5 if n < 500_000 else 3 if n < 5_000_000 else 1
-    floor = (inp.lane_ptr, inp.issue_ns)
+    floor = (inp.lane_first, inp.lane_next, inp.issue_ns)
     floor_loop(*floor)
     out = {"n": n, "floor": n / median_seconds(lambda: floor_loop(*floor), 5),
            "loop": n / median_seconds(lambda: execute(inp), repeats),

@@ -1,8 +1,10 @@
 """Lowering a Program plus its costs into the flat arrays both engines consume.
 
-Instructions are renumbered in lane order (core, pipe, program order), so a lane is a
-contiguous id range, its head is just a counter, and the tie-break "(time, core, pipe,
-instruction index)" of DESIGN.md §4 becomes "(time, internal id)".
+Each instruction gets a rank, its position in lane order (core, pipe, program order), so
+that the tie-break "(time, core, pipe, instruction index)" of DESIGN.md §4 becomes "(time,
+rank)". Its internal id, which indexes every array, is where it is stored: the lanes are
+interleaved by progress (``_jit.graph.interleave``), and each lane is walked through
+``lane_next``.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 from hardware_presets import Chip
 from kernels.common.program import N_PIPES, Program, lane_order
 
-from ._jit.graph import dependencies
+from ._jit.graph import dependencies, interleave
 from .cost import Costs
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
@@ -33,8 +35,11 @@ class EngineInput(NamedTuple):
     not its arithmetic, sets its pace."""
 
     order: np.ndarray  # int32 internal id -> program id
+    rank: np.ndarray  # int32 internal id -> position in lane order (ties go to the lower)
+    by_rank: np.ndarray  # int32 rank -> internal id
     lane: np.ndarray  # int16 lane (core * N_PIPES + pipe) per internal id
-    lane_ptr: np.ndarray  # int64: lane l holds internal ids lane_ptr[l] .. lane_ptr[l+1]-1
+    lane_first: np.ndarray  # int32 first internal id of each lane, -1 if it is empty
+    lane_next: np.ndarray  # int32 the next internal id of the same lane, -1 at its end
     dep_count: np.ndarray  # int32 dependencies of each instruction
     succ_ptr: np.ndarray  # int32 CSR of the instructions that depend on each one
     succ_idx: np.ndarray  # int32
@@ -52,7 +57,7 @@ class EngineInput(NamedTuple):
     cluster: np.ndarray  # int8 multicast cluster of the instruction's core, -1 = none
     barrier: np.ndarray  # int32 SyncAll group or -1
     bar_ptr: np.ndarray  # int64
-    bar_members: np.ndarray  # int32
+    bar_members: np.ndarray  # int32 internal ids, by group, then rank
     pool_bw: np.ndarray  # float64 [HBM, L2] bytes/ns
     l2_capacity: float
     sync_ns: float
@@ -77,28 +82,36 @@ def core_clusters(chip: Chip) -> np.ndarray:
 
 
 def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
-    """Renumber in lane order and gather the arrays of :class:`EngineInput`."""
+    """Rank in lane order, lay out, and gather the arrays of :class:`EngineInput`."""
     c = program.cols
-    order = lane_order(c).astype(np.int32)
-    lane = c["core"][order].astype(np.int32) * N_PIPES + c["pipe"][order]
+    ranked = lane_order(c)
+    lanes = c["core"][ranked].astype(np.int32) * N_PIPES + c["pipe"][ranked]
     n_lanes = len(chip.core_kinds()) * N_PIPES
-    lane_ptr = np.searchsorted(lane, np.arange(n_lanes + 1)).astype(np.int64)
-    dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, order)
+    lane_ptr = np.searchsorted(lanes, np.arange(n_lanes + 1)).astype(np.int64)
+    by_rank, rank, lane_next, lane_first = interleave(lane_ptr)
+    order = np.empty(len(ranked), np.int32)
+    order[by_rank] = ranked
+    del ranked, lanes
+    dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, order,
+                                                 by_rank)
     barrier = c["barrier"][order].astype(np.int32)
-    members = np.flatnonzero(barrier >= 0)
+    members = by_rank[barrier[by_rank] >= 0]  # in rank order, then grouped stably
     members = members[np.argsort(barrier[members], kind="stable")]
+    core = c["core"][order]
     bar_ptr = np.zeros(len(program.barrier_size) + 1, np.int64)
     np.cumsum(np.bincount(barrier[members], minlength=len(program.barrier_size)),
               out=bar_ptr[1:])
     return EngineInput(
-        order=order, lane=lane.astype(np.int16), lane_ptr=lane_ptr, dep_count=dep_count,
+        order=order, rank=rank, by_rank=by_rank,
+        lane=(core.astype(np.int16) * N_PIPES + c["pipe"][order]).astype(np.int16),
+        lane_first=lane_first, lane_next=lane_next, dep_count=dep_count,
         succ_ptr=succ_ptr, succ_idx=succ_idx, issue_ns=costs.issue_ns[order],
         latency_ns=costs.latency_ns[order], max_out=costs.max_outstanding[order],
         gm=costs.gm[order], nbytes=c["nbytes"][order].astype(float),
         cls_hbm=costs.cls_hbm[order], cls_l2=costs.cls_l2[order], class_cap=costs.class_cap,
         class_pool=costs.class_pool, region=c["region"][order].astype(np.int32),
         region_bytes=program.region_bytes.astype(float),
-        cluster=core_clusters(chip).astype(np.int8)[c["core"][order]], barrier=barrier,
+        cluster=core_clusters(chip).astype(np.int8)[core], barrier=barrier,
         bar_ptr=bar_ptr, bar_members=members.astype(np.int32),
         pool_bw=np.array([chip.hbm_bytes_per_ns, chip.l2_bytes_per_ns], float),
         l2_capacity=float(chip.l2_bytes), sync_ns=float(costs.sync_ns))

@@ -49,8 +49,8 @@ class ReferenceEngine:
         self.end = np.full(n, np.nan)
         self.served = np.zeros(n, np.int8)
         self.deps_left = inp.dep_count.astype(np.int64)
-        self.head = inp.lane_ptr[:-1].copy()
-        n_lanes = len(inp.lane_ptr) - 1
+        self.head = inp.lane_first.copy()  # each lane's next instruction, -1: none left
+        n_lanes = len(inp.lane_first)
         self.holding = np.zeros(n_lanes, bool)  # a compute instruction holds the lane
         self.slot_free = np.zeros(n_lanes)  # when the lane's last copy ends its issue
         self.slot_owner = np.zeros(n_lanes, np.int64)  # that copy
@@ -58,7 +58,8 @@ class ReferenceEngine:
         self.in_flight = np.zeros(n_lanes, np.int64)  # started, not yet complete
         self.streaming = np.full(n_lanes, -1)  # the lane's copy whose bytes flow, or -1
         self.waiting: list[deque] = [deque() for _ in range(n_lanes)]  # latency over
-        self.events: list[tuple[float, int, int]] = []
+        # (time, rank, kind, id): ties go to the lower rank (lane order), then kind
+        self.events: list[tuple[float, int, int, int]] = []
         self.flows: dict[int, list] = {}  # id -> [pool, cap, remaining bytes]
         self.now = 0.0
         self.lru: OrderedDict[int, float] = OrderedDict()  # resident regions, oldest first
@@ -81,7 +82,7 @@ class ReferenceEngine:
                 self.advance(t_flow)
                 continue
             self.advance(t_event)
-            _, i, kind = heapq.heappop(self.events)
+            _, _, kind, i = heapq.heappop(self.events)
             if kind == ENTER:
                 self.enter_flow(i)
             elif kind == ISSUED:
@@ -116,9 +117,10 @@ class ReferenceEngine:
             for i, flow in self.flows.items():
                 flow[2] -= rates[i] * dt
         self.now = max(self.now, t)
-        for i in sorted(i for i, f in self.flows.items() if f[2] <= TOL_BYTES):
+        for i in sorted((i for i, f in self.flows.items() if f[2] <= TOL_BYTES),
+                        key=lambda i: self.inp.rank[i]):
             del self.flows[i]
-            heapq.heappush(self.events, (self.now, i, COMPLETE))
+            self.push(self.now, i, COMPLETE)
 
     def record_segment(self, t0, t1, hbm, l2) -> None:
         if self.segments and self.segments[-1][1] == t0 and \
@@ -128,6 +130,9 @@ class ReferenceEngine:
             self.segments.append((t0, t1, hbm, l2))
 
     # -- instructions -----------------------------------------------------------------
+    def push(self, t: float, i: int, kind: int) -> None:
+        heapq.heappush(self.events, (t, self.inp.rank[i], kind, i))
+
     def start_lanes(self, lanes) -> None:
         """Try each lane in turn; a lane that issued a copy is tried again after the others
         (its next copy may issue when this one's issue ends)."""
@@ -141,16 +146,15 @@ class ReferenceEngine:
         """Start the lane's next instruction if it can; True when it issued a copy."""
         i = self.head[lane]
         inp = self.inp
-        if i >= inp.lane_ptr[lane + 1] or self.holding[lane] or self.deps_left[i] > 0 or \
+        if i < 0 or self.holding[lane] or self.deps_left[i] > 0 or \
                 self.in_flight[lane] >= inp.max_out[i]:
             return False
         if self.now < self.slot_free[lane]:  # ready, but the last copy is still issuing
             if not self.wake_queued[lane]:
                 self.wake_queued[lane] = True
-                heapq.heappush(self.events, (self.slot_free[lane], self.slot_owner[lane],
-                                             ISSUED))
+                self.push(self.slot_free[lane], self.slot_owner[lane], ISSUED)
             return False
-        self.head[lane] += 1
+        self.head[lane] = inp.lane_next[i]
         self.in_flight[lane] += 1
         self.start[i] = self.now
         if inp.gm[i] == 0:
@@ -159,7 +163,7 @@ class ReferenceEngine:
             self.arrive(inp.barrier[i])
             return False
         if inp.gm[i] == 0:
-            heapq.heappush(self.events, (self.now + inp.issue_ns[i], i, COMPLETE))
+            self.push(self.now + inp.issue_ns[i], i, COMPLETE)
             return False
         self.slot_free[lane] = self.now + inp.issue_ns[i]
         self.slot_owner[lane] = i
@@ -172,7 +176,7 @@ class ReferenceEngine:
             self.issue_write(i)
         elif self.issue_read(i):
             return  # a multicast joiner: no flow of its own
-        heapq.heappush(self.events, (self.now + inp.issue_ns[i] + inp.latency_ns[i], i, ENTER))
+        self.push(self.now + inp.issue_ns[i] + inp.latency_ns[i], i, ENTER)
 
     def arrive(self, group: int) -> None:
         """SyncAll: when the last participant arrives, all are released together."""
@@ -180,7 +184,7 @@ class ReferenceEngine:
         lo, hi = self.inp.bar_ptr[group], self.inp.bar_ptr[group + 1]
         if self.arrived[group] == hi - lo:
             for m in self.inp.bar_members[lo:hi]:
-                heapq.heappush(self.events, (self.now + self.inp.sync_ns, m, COMPLETE))
+                self.push(self.now + self.inp.sync_ns, m, COMPLETE)
 
     def issue_write(self, i: int) -> None:
         """A GM write to a region resident in L2 stays there (L2 is write-back: its dirty
@@ -223,7 +227,7 @@ class ReferenceEngine:
         """The latency is over: stream now, or behind the lane's copy that is streaming."""
         lane = self.inp.lane[i]
         if self.inp.nbytes[i] <= TOL_BYTES:
-            heapq.heappush(self.events, (self.now, i, COMPLETE))
+            self.push(self.now, i, COMPLETE)
         elif self.streaming[lane] >= 0:
             self.waiting[lane].append(i)
         else:
@@ -264,12 +268,12 @@ class ReferenceEngine:
             del self.inflight[(region, cluster)]
         for j in self.joiners.pop(i, []):
             t = max(self.now, self.start[j] + inp.issue_ns[j] + inp.latency_ns[j])
-            heapq.heappush(self.events, (t, j, COMPLETE))
+            self.push(t, j, COMPLETE)
         if self.filling.get(region) == i:
             del self.filling[region]
         for j in self.fill_waiters.pop(i, []):  # their bytes now stream from L2
             t = max(self.now, self.start[j] + inp.issue_ns[j] + inp.latency_ns[j])
-            heapq.heappush(self.events, (t, j, ENTER))
+            self.push(t, j, ENTER)
         if region < 0 or self.served[i] == SERVED_L2:
             return
         size = inp.region_bytes[region]

@@ -1,7 +1,8 @@
 """The numba event loop: the same rules as reference.py, at millions of instructions/second.
 
 Differences from the twin are only in bookkeeping, never in the rules:
-* an event key is 4 * instruction + kind, so the heap breaks ties as the twin's tuples do;
+* an event key is 4 * rank + kind, so the heap breaks ties as the twin's tuples do; a lane
+  is walked through ``lane_next``, not a counter (internal ids are a memory layout);
 * transfers of one pool with the same per-core cap form a class; max-min fairness gives
   every member of a class the same rate, so each class keeps a virtual clock (bytes each
   member has received since the class was last empty) and a min-heap of finish tags
@@ -64,9 +65,10 @@ def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
 
 
 @njit(**JIT_OPTIONS)
-def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes):
-    """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes)."""
-    heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], i)
+def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes, rank):
+    """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes; ties
+    by rank)."""
+    heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], rank[i])
     cnt[k] += 1
 
 
@@ -80,20 +82,21 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     them (a transfer starts or finishes), not at every event. Written as one function so that
     arrays are never passed to helpers in the hot path (numba would reference-count them).
     """
-    lane, lane_ptr, succ_ptr, succ_idx = inp.lane, inp.lane_ptr, inp.succ_ptr, inp.succ_idx
+    lane, lane_next, succ_ptr, succ_idx = inp.lane, inp.lane_next, inp.succ_ptr, inp.succ_idx
+    rank, by_rank = inp.rank, inp.by_rank
     issue_ns, latency_ns, max_out, gm = inp.issue_ns, inp.latency_ns, inp.max_out, inp.gm
     nbytes, cls_hbm, cls_l2, region = inp.nbytes, inp.cls_hbm, inp.cls_l2, inp.region
     region_bytes, cluster, barrier = inp.region_bytes, inp.cluster, inp.barrier
     bar_ptr, bar_members, sync_ns = inp.bar_ptr, inp.bar_members, inp.sync_ns
     l2_capacity, class_cap, class_pool = inp.l2_capacity, inp.class_cap, inp.class_pool
     pool_bw = inp.pool_bw
-    n, n_lanes, n_cls, n_reg = len(lane), len(lane_ptr) - 1, len(class_cap), len(region_bytes)
+    n, n_lanes, n_cls, n_reg = len(lane), len(inp.lane_first), len(class_cap), len(region_bytes)
     cap = n_lanes + 1  # flows at once: one per lane
     ev_cap = n_lanes * ((np.max(max_out) if n > 0 else 1) + 1) + 1  # in flight + ISSUED
-    head = lane_ptr[:-1].copy()
+    head = inp.lane_first.copy()
     holding = np.zeros(n_lanes, np.bool_)  # a compute instruction holds the lane
     slot_free = np.zeros(n_lanes)  # when the lane's last copy ends its issue
-    slot_owner = np.zeros(n_lanes, np.int64)
+    slot_owner = np.zeros(n_lanes, np.int64)  # its rank
     wake_queued = np.zeros(n_lanes, np.bool_)
     in_flight = np.zeros(n_lanes, np.int64)
     streaming = np.full(n_lanes, -1, np.int64)
@@ -122,7 +125,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     arrived = np.zeros(len(bar_ptr) - 1, np.int64)
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
     ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
-    fin = np.zeros(n_cls * cap, np.int64)  # transfers done at ``now``, ascending ids
+    fin = np.zeros(n_cls * cap, np.int64)  # ranks of transfers done at ``now``, ascending
     fin_p, fin_n = 0, 0  # fin[fin_p:fin_n] are still to be completed
     most_succ = np.max(np.diff(succ_ptr)) if n > 0 else 0
     max_depth = np.max(max_out) if n > 0 else 1
@@ -142,7 +145,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
             t_v = now
             k = cls_l2[to_stream] if served[to_stream] == SERVED_L2 else cls_hbm[to_stream]
-            _stream(to_stream, k, vclock, ctag, cidx, cnt, cap, nbytes)
+            _stream(to_stream, k, vclock, ctag, cidx, cnt, cap, nbytes, rank)
             streaming[lane[to_stream]] = to_stream
             dirty = True
             n_flowing_classes = max(n_flowing_classes, k + 1)
@@ -152,7 +155,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             ln = todo[q]
             q += 1
             i = head[ln]
-            if i >= lane_ptr[ln + 1] or holding[ln] or deps_left[i] > 0 or \
+            if i < 0 or holding[ln] or deps_left[i] > 0 or \
                     in_flight[ln] >= max_out[i]:
                 continue
             if now < slot_free[ln]:  # ready, but the last copy is still issuing: wake up
@@ -161,7 +164,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev, slot_free[ln],
                                      4 * slot_owner[ln] + ISSUED)
                 continue
-            head[ln] += 1
+            head[ln] = lane_next[i]
             in_flight[ln] += 1
             start[i] = now
             if gm[i] == 0:
@@ -171,15 +174,16 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 arrived[g] += 1
                 if arrived[g] == bar_ptr[g + 1] - bar_ptr[g]:
                     for m in range(bar_ptr[g], bar_ptr[g + 1]):
-                        n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + sync_ns, 4 * bar_members[m])
+                        n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + sync_ns,
+                                         4 * rank[bar_members[m]])
                 continue
             if gm[i] == 0:
-                n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * i + COMPLETE)
+                n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * rank[i] + COMPLETE)
                 continue
             slot_free[ln] = now + issue_ns[i]
-            slot_owner[ln] = i
+            slot_owner[ln] = rank[i]
             nxt = head[ln]  # the next copy may issue when this one's issue ends
-            if nxt < lane_ptr[ln + 1] and deps_left[nxt] == 0 and in_flight[ln] < max_out[nxt]:
+            if nxt >= 0 and deps_left[nxt] == 0 and in_flight[ln] < max_out[nxt]:
                 todo[n_todo] = ln
                 n_todo += 1
             if gm[i] == GM_WRITE:  # write-back L2: a resident region takes the write
@@ -219,7 +223,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         filler[r] = i
             te = now + issue_ns[i] + latency_ns[i]
             if nbytes[i] <= tol:  # nothing to stream: done when its latency is over
-                n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, 4 * i + COMPLETE)
+                n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, 4 * rank[i] + COMPLETE)
                 continue
             # in the lane's list until it streams; its entry is an event (a wake-up) only
             # when the lane will be idle then: behind a streaming copy it just waits its turn
@@ -230,7 +234,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             else:
                 wait_head[ln] = i
                 if streaming[ln] < 0:
-                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, 4 * i + ENTER)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, 4 * rank[i] + ENTER)
             wait_tail[ln] = i
         n_todo = 0
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
@@ -282,7 +286,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
         else:
             key = ev_k[0]
             n_ev = heap_pop(ev_t, ev_k, 0, n_ev)
-        i = key >> 2
+        i = by_rank[key >> 2]
         kind = key & 3
         ln = lane[i]
         if kind == ISSUED:  # -- the issue slot is free again and the lane was waiting
@@ -294,12 +298,12 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             if pend[i] == FILL_WAIT:  # its region's fill landed: it joins its lane's list
                 pend[i] = 0
                 if nbytes[i] <= tol:
-                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, now, 4 * i + COMPLETE)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, now, 4 * rank[i] + COMPLETE)
                     continue
                 enter_t[i] = now
                 pend[i] = PENDING
                 prev, j = -1, wait_head[ln]  # after every copy that entered before it
-                while j >= 0 and (enter_t[j] < now or (enter_t[j] == now and j < i)):
+                while j >= 0 and (enter_t[j] < now or (enter_t[j] == now and rank[j] < rank[i])):
                     prev, j = j, link[j]
                 link[i] = j
                 if prev >= 0:
@@ -311,7 +315,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             if pend[i] != PENDING or streaming[ln] >= 0:
                 continue  # a stale wake-up, or it waits behind the streaming copy
             h = wait_head[ln]  # an idle lane: its head streams if it has entered
-            if enter_t[h] < now or (enter_t[h] == now and h <= i):
+            if enter_t[h] < now or (enter_t[h] == now and rank[h] <= rank[i]):
                 to_stream = _take_head(ln, wait_head, wait_tail, link, pend)
             continue
         end[i] = now  # -- COMPLETE
@@ -329,7 +333,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 while j >= 0:  # joiners end with the leader, not before their own latency
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
                                      max(now, start[j] + issue_ns[j] + latency_ns[j]),
-                                     4 * j + COMPLETE)
+                                     4 * rank[j] + COMPLETE)
                     j = join_next[j]
             if r >= 0 and filler[r] == i:  # reads waiting for this fill stream from L2
                 filler[r] = -1
@@ -338,7 +342,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 while j >= 0:
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
                                      max(now, start[j] + issue_ns[j] + latency_ns[j]),
-                                     4 * j + ENTER)
+                                     4 * rank[j] + ENTER)
                     nxt = link[j]
                     link[j] = -1
                     j = nxt
@@ -349,10 +353,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             streaming[ln] = -1
             h = wait_head[ln]
             if h >= 0:
-                if enter_t[h] < now or (enter_t[h] == now and h < i):
+                if enter_t[h] < now or (enter_t[h] == now and rank[h] < rank[i]):
                     to_stream = _take_head(ln, wait_head, wait_tail, link, pend)
                 else:
-                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, enter_t[h], 4 * h + ENTER)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, enter_t[h], 4 * rank[h] + ENTER)
         if gm[i] == 0:
             holding[ln] = False
         in_flight[ln] -= 1
