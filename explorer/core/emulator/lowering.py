@@ -15,7 +15,7 @@ import numpy as np
 from hardware_presets import Chip
 from kernels.common.program import N_PIPES, Program, lane_order
 
-from ._jit.graph import dependencies, interleave
+from ._jit.graph import dependencies, gather, interleave
 from .cost import Costs
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
@@ -94,24 +94,23 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     del ranked, lanes
     dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, order,
                                                  by_rank)
-    barrier = c["barrier"][order].astype(np.int32)
+    lane, cluster, nbytes, region, barrier, issue_ns, latency_ns, max_out, gm, cls_hbm, \
+        cls_l2 = gather(order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
+                        c["barrier"], core_clusters(chip).astype(np.int8), costs.issue_ns,
+                        costs.latency_ns, costs.max_outstanding, costs.gm, costs.cls_hbm,
+                        costs.cls_l2)
     members = by_rank[barrier[by_rank] >= 0]  # in rank order, then grouped stably
     members = members[np.argsort(barrier[members], kind="stable")]
-    core = c["core"][order]
     bar_ptr = np.zeros(len(program.barrier_size) + 1, np.int64)
     np.cumsum(np.bincount(barrier[members], minlength=len(program.barrier_size)),
               out=bar_ptr[1:])
     return EngineInput(
-        order=order, rank=rank, by_rank=by_rank,
-        lane=(core.astype(np.int16) * N_PIPES + c["pipe"][order]).astype(np.int16),
-        lane_first=lane_first, lane_next=lane_next, dep_count=dep_count,
-        succ_ptr=succ_ptr, succ_idx=succ_idx, issue_ns=costs.issue_ns[order],
-        latency_ns=costs.latency_ns[order], max_out=costs.max_outstanding[order],
-        gm=costs.gm[order], nbytes=c["nbytes"][order].astype(float),
-        cls_hbm=costs.cls_hbm[order], cls_l2=costs.cls_l2[order], class_cap=costs.class_cap,
-        class_pool=costs.class_pool, region=c["region"][order].astype(np.int32),
-        region_bytes=program.region_bytes.astype(float),
-        cluster=core_clusters(chip).astype(np.int8)[core], barrier=barrier,
+        order=order, rank=rank, by_rank=by_rank, lane=lane, lane_first=lane_first,
+        lane_next=lane_next, dep_count=dep_count, succ_ptr=succ_ptr, succ_idx=succ_idx,
+        issue_ns=issue_ns, latency_ns=latency_ns, max_out=max_out, gm=gm, nbytes=nbytes,
+        cls_hbm=cls_hbm, cls_l2=cls_l2, class_cap=costs.class_cap,
+        class_pool=costs.class_pool, region=region,
+        region_bytes=program.region_bytes.astype(float), cluster=cluster, barrier=barrier,
         bar_ptr=bar_ptr, bar_members=members.astype(np.int32),
         pool_bw=np.array([chip.hbm_bytes_per_ns, chip.l2_bytes_per_ns], float),
         l2_capacity=float(chip.l2_bytes), sync_ns=float(costs.sync_ns))

@@ -3,8 +3,9 @@
 Internal ids are a memory layout, not an order of execution: the event loop walks each
 lane through ``lane_next`` and breaks ties by ``rank`` (the position in lane order), so the
 ids are free to interleave the lanes by how far through its lane each instruction is. The
-instructions that run at about the same moment then sit side by side in every array, and
-the loop's accesses stream through memory instead of jumping between hundreds of lanes.
+instructions that run at about the same moment then sit close together in every array, and
+the loop's accesses stream through memory instead of jumping between hundreds of lanes
+(at 10^7 instructions, 374 -> ~280 ns per instruction in the loop).
 """
 from __future__ import annotations
 
@@ -13,32 +14,41 @@ from numba import njit
 
 from ..config import JIT_OPTIONS
 
+#: instructions of a lane kept side by side by ``interleave``: runs long enough for the
+#: hardware to prefetch, short enough that one round over every lane stays in cache
+RUN = 16
+
 
 @njit(**JIT_OPTIONS)
 def interleave(lane_ptr):
     """Internal id of each rank (lane order: lane l holds ranks lane_ptr[l]..lane_ptr[l+1]-1):
-    ordered by the share of its lane done before it (in about n / lanes steps), then lane,
-    then rank; a counting sort. Returns ``by_rank`` and, per internal id, its rank and the
+    runs of ``RUN`` ranks of a lane, ordered by the share of the lane done before the run,
+    then lane; a counting sort. Returns ``by_rank`` and, per internal id, its rank and the
     next internal id of its lane (-1 at the lane's end), and per lane its first id (-1)."""
     n_lanes = len(lane_ptr) - 1
     n = lane_ptr[n_lanes]
+    runs = 0
+    for ln in range(n_lanes):
+        runs += (lane_ptr[ln + 1] - lane_ptr[ln] + RUN - 1) // RUN
     active = 0
     for ln in range(n_lanes):
         if lane_ptr[ln + 1] > lane_ptr[ln]:
             active += 1
-    steps = max(1, n // max(active, 1))
+    steps = max(1, runs // max(active, 1))
     fill = np.zeros(steps + 1, np.int64)
     for ln in range(n_lanes):
         size = lane_ptr[ln + 1] - lane_ptr[ln]
+        n_runs = (size + RUN - 1) // RUN
         for p in range(size):
-            fill[p * steps // size + 1] += 1
+            fill[(p // RUN) * steps // n_runs + 1] += 1
     for b in range(steps):
         fill[b + 1] += fill[b]
     by_rank = np.empty(n, np.int32)
     for ln in range(n_lanes):
         size = lane_ptr[ln + 1] - lane_ptr[ln]
+        n_runs = (size + RUN - 1) // RUN
         for p in range(size):
-            b = p * steps // size
+            b = (p // RUN) * steps // n_runs
             by_rank[lane_ptr[ln] + p] = fill[b]
             fill[b] += 1
     rank = np.empty(n, np.int32)
@@ -81,3 +91,32 @@ def dependencies(dep_ptr, dep_idx, order, by_rank):
             succ_idx[fill[d]] = i
             fill[d] += 1
     return dep_count, succ_ptr, succ_idx
+
+
+@njit(**JIT_OPTIONS)
+def gather(order, n_pipes, core, pipe, nbytes, region, barrier, cluster_of_core, issue_ns,
+           latency_ns, max_out, gm, cls_hbm, cls_l2):
+    """The per-instruction arrays of the engine's input, in internal id order, in one pass
+    over ``order`` (numpy would take a gather, and often a cast, per array)."""
+    n = len(order)
+    out_lane, out_cluster = np.empty(n, np.int16), np.empty(n, np.int8)
+    out_nbytes, out_region, out_barrier = np.empty(n), np.empty(n, np.int32), np.empty(n, np.int32)
+    out_issue, out_latency = np.empty(n), np.empty(n)
+    out_max_out, out_gm = np.empty(n, np.int8), np.empty(n, np.int8)
+    out_hbm, out_l2 = np.empty(n, np.int8), np.empty(n, np.int8)
+    for i in range(n):
+        p = order[i]
+        c = core[p]
+        out_lane[i] = c * n_pipes + pipe[p]
+        out_cluster[i] = cluster_of_core[c]
+        out_nbytes[i] = nbytes[p]
+        out_region[i] = region[p]
+        out_barrier[i] = barrier[p]
+        out_issue[i] = issue_ns[p]
+        out_latency[i] = latency_ns[p]
+        out_max_out[i] = max_out[p]
+        out_gm[i] = gm[p]
+        out_hbm[i] = cls_hbm[p]
+        out_l2[i] = cls_l2[p]
+    return (out_lane, out_cluster, out_nbytes, out_region, out_barrier, out_issue, out_latency,
+            out_max_out, out_gm, out_hbm, out_l2)
