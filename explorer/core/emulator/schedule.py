@@ -31,6 +31,13 @@ class Schedule:
         seg = np.asarray(segments, float).reshape(-1, 4)
         return cls(out[0], out[1], out[2], out[3], seg)
 
+    @classmethod
+    def unrun(cls, n: int, segments: np.ndarray) -> Schedule:
+        """A schedule of ``n`` instructions none of which has run yet, for an engine to fill
+        (segments: room for the rows it may write)."""
+        return cls(np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan),
+                   np.zeros(n, np.int8), segments)
+
     @property
     def unfinished(self) -> np.ndarray:
         """Program ids that never completed (a deadlock in the program's dependencies)."""
