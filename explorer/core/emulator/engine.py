@@ -5,7 +5,6 @@ the numba event loop; ``engine="reference"`` the readable twin it is tested agai
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
@@ -44,14 +43,14 @@ class DeadlockError(RuntimeError):
 
 
 def run_jit(inp: EngineInput) -> Schedule:
-    """Execute a lowered program with the numba event loop, which writes the schedule by
-    program id itself."""
-    schedule = Schedule.unrun(inp.n, np.zeros((4 * int(np.count_nonzero(inp.gm != GM_NONE))
-                                               + 4, 4)))
-    nseg = run_events(inp, inp.dep_count.copy(), schedule.start_ns, schedule.end_ns,
-                      schedule.issue_end_ns, schedule.served, schedule.segments, EPS_NS,
-                      TOL_BYTES)
-    return dataclasses.replace(schedule, segments=schedule.segments[:nseg])
+    """Execute a lowered program with the numba event loop."""
+    n = inp.n
+    start, end = np.full(n, np.nan), np.full(n, np.nan)
+    served = np.zeros(n, np.int8)
+    seg = np.zeros((4 * int(np.count_nonzero(inp.gm != GM_NONE)) + 4, 4))
+    nseg = run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS,
+                           TOL_BYTES)
+    return Schedule.from_internal(inp, start, end, served, seg[:nseg])
 
 
 def run(program: Program, chip: Chip, *, engine: str = "jit",

@@ -23,20 +23,11 @@ class Schedule:
     @classmethod
     def from_internal(cls, inp, start, end, served, segments) -> Schedule:
         """Map arrays indexed by internal (lane-ordered) id back to program ids."""
-        n = len(inp.order)
-        issued = np.where(inp.gm != 0, start + inp.issue_ns, end)  # issue never waits
-        out = [np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.int8)]
-        for dst, src in zip(out, (start, end, issued, served)):
-            dst[inp.order] = src
-        seg = np.asarray(segments, float).reshape(-1, 4)
-        return cls(out[0], out[1], out[2], out[3], seg)
+        from ._jit.scatter import by_program  # here: the loop imports this module
 
-    @classmethod
-    def unrun(cls, n: int, segments: np.ndarray) -> Schedule:
-        """A schedule of ``n`` instructions none of which has run yet, for an engine to fill
-        (segments: room for the rows it may write)."""
-        return cls(np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan),
-                   np.zeros(n, np.int8), segments)
+        seg = np.asarray(segments, float).reshape(-1, 4)
+        return cls(*by_program(inp.order, inp.gm, inp.issue_ns, start, end,
+                               np.asarray(served, np.int8)), seg)
 
     @property
     def unfinished(self) -> np.ndarray:

@@ -73,9 +73,8 @@ def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes, rank):
 
 
 @njit(**JIT_OPTIONS)
-def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol):
-    """The event loop; fills the schedule's start/end/issued/served (by program id: no pass
-    maps them back) and seg, and returns the number of segments.
+def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
+    """The event loop; fills start/end/served/seg and returns the number of segments.
 
     One loop iteration: start every lane queued in ``todo`` that can start, then take the
     next moment something happens (a queued event, or a transfer's last byte) and process
@@ -84,7 +83,6 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
     arrays are never passed to helpers in the hot path (numba would reference-count them).
     """
     lane, lane_next, succ_ptr, succ_idx = inp.lane, inp.lane_next, inp.succ_ptr, inp.succ_idx
-    order = inp.order
     rank, by_rank = inp.rank, inp.by_rank
     issue_ns, latency_ns, max_out, gm = inp.issue_ns, inp.latency_ns, inp.max_out, inp.gm
     nbytes, cls_hbm, cls_l2, region = inp.nbytes, inp.cls_hbm, inp.cls_l2, inp.region
@@ -111,7 +109,6 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
     # list, FILL_WAIT for its region's fill, 0 otherwise (streaming, done or not a copy)
     enter_t = np.zeros(n)
     pend = np.zeros(n, np.int8)
-    served = np.zeros(n, np.int8)  # by internal id, as the loop reads it
     ev_t, ev_k = np.zeros(ev_cap), np.zeros(ev_cap, np.int64)
     n_ev = 0
     fst = np.zeros(2)  # (unused, L2 bytes in use) for l2_install
@@ -143,7 +140,6 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
     # t_check: within tol bytes of it) change only when the flowing set does
     t_v, hbm, l2, t_flow, t_check = 0.0, 0.0, 0.0, np.inf, np.inf
     to_stream = -1  # a copy whose bytes start to flow now (set by ENTER or COMPLETE)
-    done = 0  # instructions completed
     while True:
         if to_stream >= 0:  # -- the class's clock is advanced to now before it joins
             nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
@@ -170,7 +166,7 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
                 continue
             head[ln] = lane_next[i]
             in_flight[ln] += 1
-            start[order[i]] = now
+            start[i] = now
             if gm[i] == 0:
                 holding[ln] = True
             g = barrier[i]
@@ -185,7 +181,6 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
                 n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * rank[i] + COMPLETE)
                 continue
             slot_free[ln] = now + issue_ns[i]
-            issued[order[i]] = slot_free[ln]
             slot_owner[ln] = rank[i]
             nxt = head[ln]  # the next copy may issue when this one's issue ends
             if nxt >= 0 and deps_left[nxt] == 0 and in_flight[ln] < max_out[nxt]:
@@ -323,10 +318,7 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
             if enter_t[h] < now or (enter_t[h] == now and rank[h] <= rank[i]):
                 to_stream = _take_head(ln, wait_head, wait_tail, link, pend)
             continue
-        p = order[i]  # -- COMPLETE
-        end[p] = now
-        served_out[p] = served[i]
-        done += 1
+        end[i] = now  # -- COMPLETE
         if gm[i] != 0 and served[i] != SERVED_MULTICAST:
             r = region[i]
             if r >= 0 and cluster[i] >= 0:  # no longer a leader others can join
@@ -340,7 +332,7 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
                 j = join_head[i]
                 while j >= 0:  # joiners end with the leader, not before their own latency
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
-                                     max(now, start[order[j]] + issue_ns[j] + latency_ns[j]),
+                                     max(now, start[j] + issue_ns[j] + latency_ns[j]),
                                      4 * rank[j] + COMPLETE)
                     j = join_next[j]
             if r >= 0 and filler[r] == i:  # reads waiting for this fill stream from L2
@@ -349,7 +341,7 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
                 fill_wait_head[r] = -1
                 while j >= 0:
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
-                                     max(now, start[order[j]] + issue_ns[j] + latency_ns[j]),
+                                     max(now, start[j] + issue_ns[j] + latency_ns[j]),
                                      4 * rank[j] + ENTER)
                     nxt = link[j]
                     link[j] = -1
@@ -367,7 +359,6 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev, enter_t[h], 4 * rank[h] + ENTER)
         if gm[i] == 0:
             holding[ln] = False
-            issued[p] = now
         in_flight[ln] -= 1
         todo[0] = ln  # its own lane first, then each successor that became ready
         n_todo = 1
@@ -377,7 +368,4 @@ def run_events(inp, deps_left, start, end, issued, served_out, seg, eps_ns, tol)
             if deps_left[s] == 0:
                 todo[n_todo] = lane[s]
                 n_todo += 1
-    if done < n:  # a deadlock: where the instructions that never completed were served
-        for i in range(n):
-            served_out[order[i]] = served[i]
     return _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
