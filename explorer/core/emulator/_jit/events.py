@@ -26,7 +26,16 @@ from ..config import JIT_OPTIONS
 from ..cost import GM_WRITE
 from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
-from .parts import heap_pop, heap_push, l2_install, lru_append, lru_unlink, water_fill
+from .parts import (
+    BYTES,
+    RESIDENT,
+    heap_pop,
+    heap_push,
+    l2_install,
+    lru_append,
+    lru_unlink,
+    water_fill,
+)
 
 PENDING, FILL_WAIT = 1, 3  # where a copy waits to stream
 
@@ -64,7 +73,7 @@ def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
     return nseg
 
 
-@njit(**JIT_OPTIONS)
+@njit(inline="always", **JIT_OPTIONS)
 def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes, rank):
     """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes; ties
     by rank)."""
@@ -111,7 +120,6 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     pend = np.zeros(n, np.int8)
     ev_t, ev_k = np.zeros(ev_cap), np.zeros(ev_cap, np.int64)
     n_ev = 0
-    fst = np.zeros(2)  # (unused, L2 bytes in use) for l2_install
     now = 0.0
     clustered = n > 0 and np.max(cluster) >= 0  # multicast lists only when clustered
     n_mc, n_rmc = (n, n_reg) if clustered else (0, 0)
@@ -119,9 +127,11 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     inflight_head, inflight_next = np.full(n_rmc, -1, np.int32), np.full(n_mc, -1, np.int32)
     filler = np.full(n_reg, -1, np.int32)  # the HBM read filling each region into L2
     fill_wait_head = np.full(n_reg, -1, np.int32)  # reads waiting for each region's fill
-    resident = np.zeros(n_reg, np.bool_)
-    lru_prev, lru_next = np.full(n_reg, -1, np.int32), np.full(n_reg, -1, np.int32)
-    lru_ends = np.full(2, -1, np.int64)
+    lru = np.full((n_reg, 4), -1, np.int64)  # L2: parts.PREV, NEXT, RESIDENT, BYTES
+    lru[:, RESIDENT] = 0
+    for r in range(n_reg):
+        lru[r, BYTES] = region_bytes[r]  # whole bytes: their sums are exact
+    lru_head, lru_tail, l2_used = -1, -1, 0
     arrived = np.zeros(len(bar_ptr) - 1, np.int64)
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
     ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
@@ -188,9 +198,9 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 n_todo += 1
             if gm[i] == GM_WRITE:  # write-back L2: a resident region takes the write
                 r = region[i]
-                if r >= 0 and resident[r]:
-                    lru_unlink(r, lru_prev, lru_next, lru_ends)
-                    lru_append(r, lru_prev, lru_next, lru_ends)
+                if r >= 0 and lru[r, RESIDENT]:
+                    lru_head, lru_tail = lru_unlink(lru, r, lru_head, lru_tail)
+                    lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
                     served[i] = SERVED_L2
                 else:
                     served[i] = SERVED_HBM
@@ -207,9 +217,9 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         continue
                     inflight_next[i] = inflight_head[r]
                     inflight_head[r] = i
-                if r >= 0 and resident[r]:
-                    lru_unlink(r, lru_prev, lru_next, lru_ends)
-                    lru_append(r, lru_prev, lru_next, lru_ends)
+                if r >= 0 and lru[r, RESIDENT]:
+                    lru_head, lru_tail = lru_unlink(lru, r, lru_head, lru_tail)
+                    lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
                     served[i] = SERVED_L2
                 elif r >= 0 and filler[r] >= 0:  # wait for the fill in flight, then L2
                     served[i] = SERVED_L2
@@ -261,7 +271,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
             t_v = now
             fin_n -= fin_p  # keep the ones still due, then add these, in id order
-            fin[:fin_n] = fin[fin_p:fin_p + fin_n]
+            for q in range(fin_n):
+                fin[q] = fin[fin_p + q]
             fin_p = 0
             for k in range(n_flowing_classes):
                 while cnt[k] > 0 and ctag[k * cap] - vclock[k] <= tol:
@@ -347,8 +358,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     link[j] = -1
                     j = nxt
             if r >= 0 and served[i] != SERVED_L2:
-                l2_install(r, region_bytes, l2_capacity, resident, lru_prev, lru_next,
-                            lru_ends, fst)
+                lru_head, lru_tail, l2_used = l2_install(lru, r, l2_capacity, lru_head,
+                                                         lru_tail, l2_used)
         if streaming[ln] == i:  # the lane's next copy streams once it has entered
             streaming[ln] = -1
             h = wait_head[ln]

@@ -1,7 +1,7 @@
 """The jit engine's data structures, each a few array operations inlined into the loop:
 a binary min-heap of (time, key) pairs in flat arrays (the event queue, and each bandwidth
 class's finish tags), max-min fair rates of the bandwidth classes, and L2 residency as an
-intrusive doubly-linked LRU list over region ids."""
+intrusive doubly-linked LRU list over region ids (``lru``, one row per region)."""
 from __future__ import annotations
 
 from numba import njit
@@ -76,46 +76,59 @@ def water_fill(cnt, class_cap, class_pool, pool_bw, rate):
             remaining -= cnt[k]
 
 
-@njit(inline="always", **JIT_OPTIONS)
-def lru_unlink(r, prev, nxt, ends):
-    if prev[r] >= 0:
-        nxt[prev[r]] = nxt[r]
-    else:
-        ends[0] = nxt[r]
-    if nxt[r] >= 0:
-        prev[nxt[r]] = prev[r]
-    else:
-        ends[1] = prev[r]
-    prev[r] = -1
-    nxt[r] = -1
+#: columns of the L2 state, one row per region: its neighbours in the LRU list (-1: none),
+#: whether it is resident, and its bytes. One array, not four: numba reference-counts every
+#: array an inlined helper takes, with an atomic operation each time (at ~70 ns per install
+#: with four arrays, the most expensive thing the loop did); the list's ends and the bytes in
+#: use are plain numbers the helpers take and return.
+PREV, NEXT, RESIDENT, BYTES = 0, 1, 2, 3
 
 
 @njit(inline="always", **JIT_OPTIONS)
-def lru_append(r, prev, nxt, ends):
-    prev[r] = ends[1]
-    nxt[r] = -1
-    if ends[1] >= 0:
-        nxt[ends[1]] = r
+def lru_unlink(lru, r, head, tail):
+    """Take region r out of the list; returns the list's (head, tail)."""
+    prev, nxt = lru[r, PREV], lru[r, NEXT]
+    if prev >= 0:
+        lru[prev, NEXT] = nxt
     else:
-        ends[0] = r
-    ends[1] = r
+        head = nxt
+    if nxt >= 0:
+        lru[nxt, PREV] = prev
+    else:
+        tail = prev
+    lru[r, PREV] = -1
+    lru[r, NEXT] = -1
+    return head, tail
 
 
 @njit(inline="always", **JIT_OPTIONS)
-def l2_install(r, region_bytes, capacity, resident, prev, nxt, ends, fst):
-    """Make region r most recently used, evicting the oldest until it fits (fst[1]: used)."""
-    if resident[r]:
-        lru_unlink(r, prev, nxt, ends)
-        lru_append(r, prev, nxt, ends)
-        return
-    size = region_bytes[r]
-    if size > capacity:
-        return
-    while fst[1] + size > capacity:
-        old = ends[0]
-        lru_unlink(old, prev, nxt, ends)
-        resident[old] = False
-        fst[1] -= region_bytes[old]
-    resident[r] = True
-    fst[1] += size
-    lru_append(r, prev, nxt, ends)
+def lru_append(lru, r, head, tail):
+    """Put region r at the most recently used end; returns (head, tail)."""
+    lru[r, PREV] = tail
+    lru[r, NEXT] = -1
+    if tail >= 0:
+        lru[tail, NEXT] = r
+    else:
+        head = r
+    return head, r
+
+
+@njit(inline="always", **JIT_OPTIONS)
+def l2_install(lru, r, capacity, head, tail, used):
+    """Make region r most recently used, evicting the oldest until it fits; returns (head,
+    tail, bytes in use). A region larger than L2 is never resident."""
+    if lru[r, RESIDENT]:
+        head, tail = lru_unlink(lru, r, head, tail)
+    else:
+        size = lru[r, BYTES]
+        if size > capacity:
+            return head, tail, used
+        while used + size > capacity:
+            old = head
+            head, tail = lru_unlink(lru, old, head, tail)
+            lru[old, RESIDENT] = 0
+            used -= lru[old, BYTES]
+        lru[r, RESIDENT] = 1
+        used += size
+    head, tail = lru_append(lru, r, head, tail)
+    return head, tail, used
