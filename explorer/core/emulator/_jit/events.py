@@ -34,22 +34,9 @@ from .parts import (
     l2_install,
     lru_append,
     lru_unlink,
-    water_fill,
 )
 
 PENDING, FILL_WAIT = 1, 3  # where a copy waits to stream
-
-
-@njit(inline="always", **JIT_OPTIONS)
-def _take_head(ln, wait_head, wait_tail, link, pend):
-    """Remove and return the first copy of lane ``ln``'s list."""
-    h = wait_head[ln]
-    wait_head[ln] = link[h]
-    link[h] = -1
-    if wait_head[ln] < 0:
-        wait_tail[ln] = -1
-    pend[h] = 0
-    return h
 
 
 @njit(inline="always", **JIT_OPTIONS)
@@ -71,14 +58,6 @@ def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
         seg[nseg, 3] = l2
         nseg += 1
     return nseg
-
-
-@njit(inline="always", **JIT_OPTIONS)
-def _stream(i, k, vclock, ctag, cidx, cnt, cap, nbytes, rank):
-    """Copy i's bytes start to flow in bandwidth class k (finish tag: clock + bytes; ties
-    by rank)."""
-    heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], rank[i])
-    cnt[k] += 1
 
 
 @njit(**JIT_OPTIONS)
@@ -149,17 +128,23 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     # virtual clocks are valid at t_v; rates, their totals and the next finish (t_flow;
     # t_check: within tol bytes of it) change only when the flowing set does
     t_v, hbm, l2, t_flow, t_check = 0.0, 0.0, 0.0, np.inf, np.inf
-    to_stream = -1  # a copy whose bytes start to flow now (set by ENTER or COMPLETE)
+    stream_lane = -1  # a lane whose first waiting copy streams now (set by ENTER, COMPLETE)
     while True:
-        if to_stream >= 0:  # -- the class's clock is advanced to now before it joins
+        if stream_lane >= 0:  # -- it leaves the list and its bytes flow in its class,
+            i = wait_head[stream_lane]  # whose clock is advanced to now before it joins
+            wait_head[stream_lane] = link[i]
+            link[i] = -1
+            if wait_head[stream_lane] < 0:
+                wait_tail[stream_lane] = -1
+            pend[i] = 0
+            streaming[stream_lane] = i
+            stream_lane = -1
             nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
             t_v = now
-            k = cls_l2[to_stream] if served[to_stream] == SERVED_L2 else cls_hbm[to_stream]
-            _stream(to_stream, k, vclock, ctag, cidx, cnt, cap, nbytes, rank)
-            streaming[lane[to_stream]] = to_stream
+            k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
+            cnt[k] = heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], rank[i])
             dirty = True
             n_flowing_classes = max(n_flowing_classes, k + 1)
-            to_stream = -1
         q = 0
         while q < n_todo:  # -- try to start the head of each queued lane, in order
             ln = todo[q]
@@ -248,7 +233,16 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             wait_tail[ln] = i
         n_todo = 0
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
-            water_fill(cnt, class_cap, class_pool, pool_bw, rate)
+            for pool in range(2):  # max-min fair rates; classes sorted by (pool, cap)
+                left, remaining = pool_bw[pool], 0
+                for k in range(n_cls):
+                    if class_pool[k] == pool:
+                        remaining += cnt[k]
+                for k in range(n_cls):
+                    if class_pool[k] == pool:
+                        rate[k] = min(class_cap[k], left / remaining) if cnt[k] > 0 else 0.0
+                        left -= rate[k] * cnt[k]
+                        remaining -= cnt[k]
             dirty = False
             hbm, l2, t_flow, t_check = 0.0, 0.0, np.inf, np.inf
             for k in range(n_flowing_classes):  # rates are now fixed until the next change,
@@ -327,7 +321,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 continue  # a stale wake-up, or it waits behind the streaming copy
             h = wait_head[ln]  # an idle lane: its head streams if it has entered
             if enter_t[h] < now or (enter_t[h] == now and rank[h] <= rank[i]):
-                to_stream = _take_head(ln, wait_head, wait_tail, link, pend)
+                stream_lane = ln
             continue
         end[i] = now  # -- COMPLETE
         if gm[i] != 0 and served[i] != SERVED_MULTICAST:
@@ -365,7 +359,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             h = wait_head[ln]
             if h >= 0:
                 if enter_t[h] < now or (enter_t[h] == now and rank[h] < rank[i]):
-                    to_stream = _take_head(ln, wait_head, wait_tail, link, pend)
+                    stream_lane = ln
                 else:
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev, enter_t[h], 4 * rank[h] + ENTER)
         if gm[i] == 0:

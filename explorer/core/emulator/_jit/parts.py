@@ -1,7 +1,9 @@
 """The jit engine's data structures, each a few array operations inlined into the loop:
 a binary min-heap of (time, key) pairs in flat arrays (the event queue, and each bandwidth
-class's finish tags), max-min fair rates of the bandwidth classes, and L2 residency as an
-intrusive doubly-linked LRU list over region ids (``lru``, one row per region)."""
+class's finish tags), and L2 residency as an intrusive doubly-linked LRU list over region ids
+(``lru``, one row per region). What the loop does at one place only (max-min fair rates,
+taking a lane's next copy) is written there: numba reference-counts every array an inlined
+helper takes, with atomic operations, which cost more than the helpers' own work."""
 from __future__ import annotations
 
 from numba import njit
@@ -53,27 +55,6 @@ def heap_pop(ht, hk, base, size):
     ht[base + i] = t
     hk[base + i] = k
     return size
-
-
-@njit(inline="always", **JIT_OPTIONS)
-def water_fill(cnt, class_cap, class_pool, pool_bw, rate):
-    """Max-min fair rate per class; classes are sorted by (pool, cap) ascending."""
-    for pool in range(2):
-        left = pool_bw[pool]
-        remaining = 0
-        for k in range(len(cnt)):
-            if class_pool[k] == pool:
-                remaining += cnt[k]
-        for k in range(len(cnt)):
-            if class_pool[k] != pool:
-                continue
-            if cnt[k] == 0:
-                rate[k] = 0.0
-                continue
-            r = min(class_cap[k], left / remaining)
-            rate[k] = r
-            left -= r * cnt[k]
-            remaining -= cnt[k]
 
 
 #: columns of the L2 state, one row per region: its neighbours in the LRU list (-1: none),
