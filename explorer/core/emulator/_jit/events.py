@@ -27,11 +27,9 @@ from ..cost import GM_WRITE
 from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from .parts import (
-    BYTES,
     RESIDENT,
     heap_pop,
     heap_push,
-    l2_install,
     lru_append,
     lru_unlink,
 )
@@ -93,9 +91,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     # copies issued and waiting to stream (in order of entry), or the reads waiting for
     # their region's L2 fill
     link = np.full(n, -1, np.int32)
-    # a copy's moment of entry (its latency over) and where it waits: PENDING in its lane's
-    # list, FILL_WAIT for its region's fill, 0 otherwise (streaming, done or not a copy)
-    enter_t = np.zeros(n)
+    # a copy's moment of entry (its latency over), kept in its end until it completes (an
+    # array of n fewer), and where it waits: PENDING in its lane's list, FILL_WAIT for its
+    # region's fill, 0 otherwise (streaming, done or not a copy)
+    enter_t = end
     pend = np.zeros(n, np.int8)
     ev_t, ev_k = np.zeros(ev_cap), np.zeros(ev_cap, np.int64)
     n_ev = 0
@@ -106,11 +105,9 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     inflight_head, inflight_next = np.full(n_rmc, -1, np.int32), np.full(n_mc, -1, np.int32)
     filler = np.full(n_reg, -1, np.int32)  # the HBM read filling each region into L2
     fill_wait_head = np.full(n_reg, -1, np.int32)  # reads waiting for each region's fill
-    lru = np.full((n_reg, 4), -1, np.int64)  # L2: parts.PREV, NEXT, RESIDENT, BYTES
+    lru = np.full((n_reg, 3), -1, np.int32)  # L2: parts.PREV, NEXT, RESIDENT
     lru[:, RESIDENT] = 0
-    for r in range(n_reg):
-        lru[r, BYTES] = region_bytes[r]  # whole bytes: their sums are exact
-    lru_head, lru_tail, l2_used = -1, -1, 0
+    lru_head, lru_tail, l2_used = -1, -1, 0.0  # bytes in use: whole numbers, sums exact
     arrived = np.zeros(len(bar_ptr) - 1, np.int64)
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
     ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
@@ -351,9 +348,21 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     nxt = link[j]
                     link[j] = -1
                     j = nxt
-            if r >= 0 and served[i] != SERVED_L2:
-                lru_head, lru_tail, l2_used = l2_install(lru, r, l2_capacity, lru_head,
-                                                         lru_tail, l2_used)
+            if r >= 0 and served[i] != SERVED_L2 and (
+                    lru[r, RESIDENT] or region_bytes[r] <= l2_capacity):
+                # its region is now the most recently used in L2, where it may have to
+                # evict the least recently used (a region larger than L2 never stays)
+                if lru[r, RESIDENT]:
+                    lru_head, lru_tail = lru_unlink(lru, r, lru_head, lru_tail)
+                else:
+                    while l2_used + region_bytes[r] > l2_capacity:
+                        old = lru_head
+                        lru_head, lru_tail = lru_unlink(lru, old, lru_head, lru_tail)
+                        lru[old, RESIDENT] = 0
+                        l2_used -= region_bytes[old]
+                    lru[r, RESIDENT] = 1
+                    l2_used += region_bytes[r]
+                lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
         if streaming[ln] == i:  # the lane's next copy streams once it has entered
             streaming[ln] = -1
             h = wait_head[ln]

@@ -57,12 +57,12 @@ def heap_pop(ht, hk, base, size):
     return size
 
 
-#: columns of the L2 state, one row per region: its neighbours in the LRU list (-1: none),
-#: whether it is resident, and its bytes. One array, not four: numba reference-counts every
+#: columns of the L2 state (int32), one row per region: its neighbours in the LRU list (-1:
+#: none) and whether it is resident. One array, not three: numba reference-counts every
 #: array an inlined helper takes, with an atomic operation each time (at ~70 ns per install
-#: with four arrays, the most expensive thing the loop did); the list's ends and the bytes in
-#: use are plain numbers the helpers take and return.
-PREV, NEXT, RESIDENT, BYTES = 0, 1, 2, 3
+#: with four arrays, the most expensive thing the loop did); the list's ends are plain
+#: numbers the helpers take and return.
+PREV, NEXT, RESIDENT = 0, 1, 2
 
 
 @njit(inline="always", **JIT_OPTIONS)
@@ -92,24 +92,3 @@ def lru_append(lru, r, head, tail):
     else:
         head = r
     return head, r
-
-
-@njit(inline="always", **JIT_OPTIONS)
-def l2_install(lru, r, capacity, head, tail, used):
-    """Make region r most recently used, evicting the oldest until it fits; returns (head,
-    tail, bytes in use). A region larger than L2 is never resident."""
-    if lru[r, RESIDENT]:
-        head, tail = lru_unlink(lru, r, head, tail)
-    else:
-        size = lru[r, BYTES]
-        if size > capacity:
-            return head, tail, used
-        while used + size > capacity:
-            old = head
-            head, tail = lru_unlink(lru, old, head, tail)
-            lru[old, RESIDENT] = 0
-            used -= lru[old, BYTES]
-        lru[r, RESIDENT] = 1
-        used += size
-    head, tail = lru_append(lru, r, head, tail)
-    return head, tail, used
