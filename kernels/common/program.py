@@ -17,6 +17,7 @@ import numpy as np
 from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
 from kernels.common.formats import FORMATS
+from kernels.common.memory import return_freed_memory
 
 
 class Pipe(IntEnum):
@@ -85,12 +86,15 @@ def dtype_code(name: str) -> int:
     return DTYPES.index(name)
 
 
+#: programs at least this long give their build's freed pages back (a trim costs ~1 ms)
+TRIM_ABOVE = 100_000
 # column name -> (dtype, default used when a call does not give it)
 #: as narrow as their values allow (a 10^7-instruction program is about 60 bytes an
-#: instruction); ``_add`` refuses a value that does not fit rather than wrapping it
+#: instruction); ``_add`` refuses a value that does not fit rather than wrapping it (a
+#: lane's order ``seq`` counts its instructions: int32 holds any program under the cap)
 COLUMNS: dict[str, tuple[type, object]] = {
     "core": (np.int16, None), "pipe": (np.int8, None), "op": (np.int16, None),
-    "seq": (np.int64, None), "kind": (np.int8, None), "task": (np.int32, -1),
+    "seq": (np.int32, None), "kind": (np.int8, None), "task": (np.int32, -1),
     "region": (np.int32, -1), "src": (np.int8, -1), "dst": (np.int8, -1),
     "nbytes": (np.int64, 0), "m": (np.int32, 0), "n": (np.int32, 0), "k": (np.int32, 0),
     "elems": (np.int32, 0), "dtype": (np.int8, -1), "vclass": (np.int8, -1),
@@ -282,9 +286,13 @@ class ProgramBuilder:
         keys = after * max(n, 1) + before  # grouped by after, then before, once sorted
         del after, before
         dep_ptr, dep_idx = _csr(keys, n)
-        return Program(self.name, cols, dep_ptr, dep_idx, _concat(self._regions),
-                       tuple(self._ops), np.asarray(self._barrier_size, dtype=np.int32),
-                       tuple(self._launches))
+        del keys
+        program = Program(self.name, cols, dep_ptr, dep_idx, _concat(self._regions),
+                          tuple(self._ops), np.asarray(self._barrier_size, dtype=np.int32),
+                          tuple(self._launches))
+        if n >= TRIM_ABOVE:
+            return_freed_memory()  # the joined chunks' pages
+        return program
 
 
 def _narrow(name: str, value, dtype) -> np.ndarray:

@@ -12,7 +12,8 @@ import numpy as np
 from hardware_presets import Chip
 from hardware_presets.errors import InputError, Phrase
 from kernels.common.budget import default_instruction_cap, instruction_limit_text
-from kernels.common.program import Level, Pipe, Program, ProgramBuilder, VClass
+from kernels.common.memory import return_freed_memory
+from kernels.common.program import TRIM_ABOVE, Level, Pipe, Program, ProgramBuilder, VClass
 
 from ..i18n import t
 from ._jit.events import run_events
@@ -73,8 +74,12 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
 
 
 def prepare(program: Program, chip: Chip) -> EngineInput:
-    """Cost model and lowering: the numpy pass before the event loop."""
-    return lower(program, compute_costs(program, chip), chip)
+    """Cost model and lowering: the numpy pass before the event loop. The costs and the
+    lowering's temporaries are dropped by then; their pages go back to the system."""
+    inp = lower(program, compute_costs(program, chip), chip)
+    if inp.n >= TRIM_ABOVE:
+        return_freed_memory()
+    return inp
 
 
 def execute(inp: EngineInput, engine: str = "jit") -> Schedule:
