@@ -52,7 +52,7 @@ class EngineInput(NamedTuple):
     cls_l2: np.ndarray  # int8 bandwidth class when served by L2 (-1 if not GM)
     class_cap: np.ndarray  # float64 per class
     class_pool: np.ndarray  # int8 per class
-    region: np.ndarray  # int32 GM region or -1
+    region: np.ndarray  # int32 GM region (numbered by first use, not the program's) or -1
     region_bytes: np.ndarray  # float64 per region
     cluster: np.ndarray  # int8 multicast cluster of the instruction's core, -1 = none
     barrier: np.ndarray  # int32 SyncAll group or -1
@@ -94,11 +94,12 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     del ranked, lanes
     dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, order,
                                                  by_rank)
-    lane, cluster, nbytes, region, barrier, issue_ns, latency_ns, max_out, gm, cls_hbm, \
-        cls_l2 = gather(order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
-                        c["barrier"], core_clusters(chip).astype(np.int8), costs.issue_ns,
-                        costs.latency_ns, costs.max_outstanding, costs.gm, costs.cls_hbm,
-                        costs.cls_l2)
+    lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, latency_ns, max_out, gm, \
+        cls_hbm, cls_l2 = gather(order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
+                                 program.region_bytes.astype(float), c["barrier"],
+                                 core_clusters(chip).astype(np.int8), costs.issue_ns,
+                                 costs.latency_ns, costs.max_outstanding, costs.gm,
+                                 costs.cls_hbm, costs.cls_l2)
     members = by_rank[barrier[by_rank] >= 0]  # in rank order, then grouped stably
     members = members[np.argsort(barrier[members], kind="stable")]
     bar_ptr = np.zeros(len(program.barrier_size) + 1, np.int64)
@@ -110,7 +111,7 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
         issue_ns=issue_ns, latency_ns=latency_ns, max_out=max_out, gm=gm, nbytes=nbytes,
         cls_hbm=cls_hbm, cls_l2=cls_l2, class_cap=costs.class_cap,
         class_pool=costs.class_pool, region=region,
-        region_bytes=program.region_bytes.astype(float), cluster=cluster, barrier=barrier,
+        region_bytes=region_bytes, cluster=cluster, barrier=barrier,
         bar_ptr=bar_ptr, bar_members=members.astype(np.int32),
         pool_bw=np.array([chip.hbm_bytes_per_ns, chip.l2_bytes_per_ns], float),
         l2_capacity=float(chip.l2_bytes), sync_ns=float(costs.sync_ns))

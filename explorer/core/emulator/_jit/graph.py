@@ -94,11 +94,16 @@ def dependencies(dep_ptr, dep_idx, order, by_rank):
 
 
 @njit(**JIT_OPTIONS)
-def gather(order, n_pipes, core, pipe, nbytes, region, barrier, cluster_of_core, issue_ns,
-           latency_ns, max_out, gm, cls_hbm, cls_l2):
+def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cluster_of_core,
+           issue_ns, latency_ns, max_out, gm, cls_hbm, cls_l2):
     """The per-instruction arrays of the engine's input, in internal id order, in one pass
-    over ``order`` (numpy would take a gather, and often a cast, per array)."""
+    over ``order`` (numpy would take a gather, and often a cast, per array). Regions are
+    renumbered in order of first use, so that the loop's per-region state is read in about
+    the order it is written, as the per-instruction arrays are; returns their bytes too."""
     n = len(order)
+    renumber = np.full(len(region_bytes), -1, np.int32)
+    out_region_bytes = np.empty(len(region_bytes))
+    used = 0
     out_lane, out_cluster = np.empty(n, np.int16), np.empty(n, np.int8)
     out_nbytes, out_region, out_barrier = np.empty(n), np.empty(n, np.int32), np.empty(n, np.int32)
     out_issue, out_latency = np.empty(n), np.empty(n)
@@ -110,7 +115,12 @@ def gather(order, n_pipes, core, pipe, nbytes, region, barrier, cluster_of_core,
         out_lane[i] = c * n_pipes + pipe[p]
         out_cluster[i] = cluster_of_core[c]
         out_nbytes[i] = nbytes[p]
-        out_region[i] = region[p]
+        r = region[p]
+        if r >= 0 and renumber[r] < 0:
+            renumber[r] = used
+            out_region_bytes[used] = region_bytes[r]
+            used += 1
+        out_region[i] = renumber[r] if r >= 0 else -1
         out_barrier[i] = barrier[p]
         out_issue[i] = issue_ns[p]
         out_latency[i] = latency_ns[p]
@@ -118,5 +128,5 @@ def gather(order, n_pipes, core, pipe, nbytes, region, barrier, cluster_of_core,
         out_gm[i] = gm[p]
         out_hbm[i] = cls_hbm[p]
         out_l2[i] = cls_l2[p]
-    return (out_lane, out_cluster, out_nbytes, out_region, out_barrier, out_issue, out_latency,
-            out_max_out, out_gm, out_hbm, out_l2)
+    return (out_lane, out_cluster, out_nbytes, out_region, out_region_bytes[:used].copy(),
+            out_barrier, out_issue, out_latency, out_max_out, out_gm, out_hbm, out_l2)
