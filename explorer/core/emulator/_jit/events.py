@@ -110,10 +110,13 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     lru_head, lru_tail, l2_used = -1, -1, 0.0  # bytes in use: whole numbers, sums exact
     arrived = np.zeros(len(bar_ptr) - 1, np.int64)
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
+    in_pool = np.zeros(2, np.int64)  # transfers flowing from HBM and from L2
     ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
     fin = np.zeros(n_cls * cap, np.int64)  # ranks of transfers done at ``now``, ascending
     fin_p, fin_n = 0, 0  # fin[fin_p:fin_n] are still to be completed
-    most_succ = np.max(np.diff(succ_ptr)) if n > 0 else 0
+    most_succ = 0  # (np.diff would allocate an array of n)
+    for i in range(n):
+        most_succ = max(most_succ, succ_ptr[i + 1] - succ_ptr[i])
     max_depth = np.max(max_out) if n > 0 else 1
     # FIFO of lanes to try: every lane, plus a retry after each copy a lane issues
     todo = np.zeros(n_lanes * (max_depth + 2) + most_succ + 1, dtype=np.int64)
@@ -140,6 +143,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             t_v = now
             k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
             cnt[k] = heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], rank[i])
+            in_pool[class_pool[k]] += 1
             dirty = True
             n_flowing_classes = max(n_flowing_classes, k + 1)
         q = 0
@@ -231,10 +235,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
         n_todo = 0
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
             for pool in range(2):  # max-min fair rates; classes sorted by (pool, cap)
-                left, remaining = pool_bw[pool], 0
-                for k in range(n_cls):
-                    if class_pool[k] == pool:
-                        remaining += cnt[k]
+                left, remaining = pool_bw[pool], in_pool[pool]
                 for k in range(n_cls):
                     if class_pool[k] == pool:
                         rate[k] = min(class_cap[k], left / remaining) if cnt[k] > 0 else 0.0
@@ -275,6 +276,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     fin_n += 1
                     heap_pop(ctag, cidx, k * cap, cnt[k])
                     cnt[k] -= 1
+                    in_pool[class_pool[k]] -= 1
                     dirty = True
                 if cnt[k] == 0:
                     vclock[k] = 0.0
