@@ -91,9 +91,9 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     by_rank, rank, lane_next, lane_first = interleave(lane_ptr)
     order = np.empty(len(ranked), np.int32)
     order[by_rank] = ranked
-    del ranked, lanes
-    dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, order,
+    dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, ranked,
                                                  by_rank)
+    del ranked, lanes
     lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, latency_ns, max_out, gm, \
         cls_hbm, cls_l2 = gather(order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
                                  program.region_bytes.astype(float), c["barrier"],

@@ -64,19 +64,21 @@ def interleave(lane_ptr):
 
 
 @njit(**JIT_OPTIONS)
-def dependencies(dep_ptr, dep_idx, order, by_rank):
-    """``order[i]`` is the program id of internal id ``i``; returns, by internal id, the
-    number of dependencies and the successors' CSR (int32 pointers and ids), each list in
-    ascending rank (the order in which the twin wakes them)."""
-    n = len(order)
-    inverse = np.empty(n, np.int32)
-    for i in range(n):
-        inverse[order[i]] = i
+def dependencies(dep_ptr, dep_idx, ranked, by_rank):
+    """``ranked[r]`` is the program id and ``by_rank[r]`` the internal id of rank ``r``;
+    returns, by internal id, the number of dependencies and the successors' CSR (int32
+    pointers and ids), each list in ascending rank (the order in which the twin wakes them).
+    Every pass walks the ranks: a lane's instructions, and what they depend on, are close
+    together in the program, so its arrays are read about in order."""
+    n = len(ranked)
+    inverse = np.empty(n, np.int32)  # program id -> internal id
+    for r in range(n):
+        inverse[ranked[r]] = by_rank[r]
     dep_count = np.empty(n, np.int32)
     succ_ptr = np.zeros(n + 1, np.int32)
-    for i in range(n):
-        p = order[i]
-        dep_count[i] = dep_ptr[p + 1] - dep_ptr[p]
+    for r in range(n):
+        p = ranked[r]
+        dep_count[by_rank[r]] = dep_ptr[p + 1] - dep_ptr[p]
         for q in range(dep_ptr[p], dep_ptr[p + 1]):
             succ_ptr[inverse[dep_idx[q]] + 1] += 1
     for i in range(n):
@@ -84,11 +86,10 @@ def dependencies(dep_ptr, dep_idx, order, by_rank):
     fill = succ_ptr[:-1].copy()
     succ_idx = np.empty(succ_ptr[n], np.int32)
     for r in range(n):  # ascending rank: every successor list comes out in rank order
-        i = by_rank[r]
-        p = order[i]
+        p = ranked[r]
         for q in range(dep_ptr[p], dep_ptr[p + 1]):
             d = inverse[dep_idx[q]]
-            succ_idx[fill[d]] = i
+            succ_idx[fill[d]] = by_rank[r]
             fill[d] += 1
     return dep_count, succ_ptr, succ_idx
 
