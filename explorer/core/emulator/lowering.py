@@ -85,23 +85,22 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     """Rank in lane order, lay out, and gather the arrays of :class:`EngineInput`."""
     c = program.cols
     ranked = lane_order(c)
-    lanes = c["core"][ranked].astype(np.int32) * N_PIPES + c["pipe"][ranked]
     n_lanes = len(chip.core_kinds()) * N_PIPES
-    lane_ptr = np.searchsorted(lanes, np.arange(n_lanes + 1)).astype(np.int64)
-    by_rank, rank, lane_next, lane_first = interleave(lane_ptr)
-    order = np.empty(len(ranked), np.int32)
-    order[by_rank] = ranked
+    lane_ptr = np.zeros(n_lanes + 1, np.int64)  # ranks are grouped by lane: count them
+    np.cumsum(np.bincount(c["core"].astype(np.int32) * N_PIPES + c["pipe"], minlength=n_lanes),
+              out=lane_ptr[1:])
+    by_rank, order, rank, lane_next, lane_first = interleave(lane_ptr, ranked)
     dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, ranked,
                                                  by_rank)
-    del ranked, lanes
+    del ranked
     lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, latency_ns, max_out, gm, \
         cls_hbm, cls_l2 = gather(order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
                                  program.region_bytes.astype(float), c["barrier"],
                                  core_clusters(chip).astype(np.int8), costs.issue_ns,
                                  costs.latency_ns, costs.max_outstanding, costs.gm,
                                  costs.cls_hbm, costs.cls_l2)
-    members = by_rank[barrier[by_rank] >= 0]  # in rank order, then grouped stably
-    members = members[np.argsort(barrier[members], kind="stable")]
+    members = np.flatnonzero(barrier >= 0)  # grouped, each group in rank order
+    members = members[np.lexsort((rank[members], barrier[members]))]
     bar_ptr = np.zeros(len(program.barrier_size) + 1, np.int64)
     np.cumsum(np.bincount(barrier[members], minlength=len(program.barrier_size)),
               out=bar_ptr[1:])

@@ -20,11 +20,12 @@ RUN = 16
 
 
 @njit(**JIT_OPTIONS)
-def interleave(lane_ptr):
+def interleave(lane_ptr, ranked):
     """Internal id of each rank (lane order: lane l holds ranks lane_ptr[l]..lane_ptr[l+1]-1):
     runs of ``RUN`` ranks of a lane, ordered by the share of the lane done before the run,
-    then lane; a counting sort. Returns ``by_rank`` and, per internal id, its rank and the
-    next internal id of its lane (-1 at the lane's end), and per lane its first id (-1)."""
+    then lane; a counting sort. ``ranked[r]``: the program id of rank r. Returns ``by_rank``
+    and, per internal id, its program id, its rank and the next internal id of its lane (-1
+    at the lane's end), and per lane its first id (-1)."""
     n_lanes = len(lane_ptr) - 1
     n = lane_ptr[n_lanes]
     runs = 0
@@ -51,16 +52,17 @@ def interleave(lane_ptr):
             b = (p // RUN) * steps // n_runs
             by_rank[lane_ptr[ln] + p] = fill[b]
             fill[b] += 1
-    rank = np.empty(n, np.int32)
+    order, rank = np.empty(n, np.int32), np.empty(n, np.int32)
     lane_next = np.empty(n, np.int32)
     lane_first = np.full(n_lanes, -1, np.int32)
     for ln in range(n_lanes):
         for r in range(lane_ptr[ln], lane_ptr[ln + 1]):
             rank[by_rank[r]] = r
+            order[by_rank[r]] = ranked[r]
             lane_next[by_rank[r]] = by_rank[r + 1] if r + 1 < lane_ptr[ln + 1] else -1
         if lane_ptr[ln + 1] > lane_ptr[ln]:
             lane_first[ln] = by_rank[lane_ptr[ln]]
-    return by_rank, rank, lane_next, lane_first
+    return by_rank, order, rank, lane_next, lane_first
 
 
 @njit(**JIT_OPTIONS)
