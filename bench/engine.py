@@ -123,7 +123,7 @@ def rates(chip, size: int) -> dict[str, float]:
     """Rates (instructions/s) of run, the loop, the twin and the floor on one program."""
     program = program_of_size(chip, size)
     n, inp = len(program), prepare(program, chip)
-    repeats = 5 if n < 500_000 else 3 if n < 5_000_000 else 1
+    repeats = 5 if n < 500_000 else 3
     floor = (inp.lane_first, inp.lane_next, inp.issue_ns)
     floor_loop(*floor)
     out = {"n": n, "floor": n / median_seconds(lambda: floor_loop(*floor), 5),
