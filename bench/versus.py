@@ -16,6 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.engine import BENCH_CAP
+
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = """
 import json, time, statistics
@@ -38,8 +40,9 @@ print(json.dumps({{"n": len(program), "execute": best(lambda: execute(inp)),
 
 def probe(tree: Path, n: int) -> dict:
     out = subprocess.run([sys.executable, "-c", PROBE.format(n=n)], cwd=tree, check=True,
-                         capture_output=True, text=True, env={"PYTHONPATH": str(tree),
-                                                               "PATH": "/usr/bin:/bin"})
+                         capture_output=True, text=True,
+                         env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin",
+                              "EXPLORER_MAX_INSTRUCTIONS": str(BENCH_CAP)})
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
