@@ -16,7 +16,7 @@ from kernels.common.memory import return_freed_memory
 from kernels.common.program import TRIM_ABOVE, Level, Pipe, Program, ProgramBuilder, VClass
 
 from ..i18n import t
-from ._jit.events import run_events
+from ._jit.events import MAX_INSTRUCTIONS, run_events
 from .cost import GM_NONE, compute_costs
 from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
 from .reference import run_reference
@@ -61,7 +61,7 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
     Refuses a program above the instruction cap before doing any work, and raises
     DeadlockError when some instructions can never run.
     """
-    cap = max_instructions or default_instruction_cap()
+    cap = min(max_instructions or default_instruction_cap(), MAX_INSTRUCTIONS)
     if len(program) > cap:
         raise InputError("instructions", len(program), instruction_limit_text(cap),
                          Phrase("refusal.hint.larger_tiles"))

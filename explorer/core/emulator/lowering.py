@@ -36,7 +36,6 @@ class EngineInput(NamedTuple):
 
     order: np.ndarray  # int32 internal id -> program id
     rank: np.ndarray  # int32 internal id -> position in lane order (ties go to the lower)
-    by_rank: np.ndarray  # int32 rank -> internal id
     lane: np.ndarray  # int16 lane (core * N_PIPES + pipe) per internal id
     lane_first: np.ndarray  # int32 first internal id of each lane, -1 if it is empty
     lane_next: np.ndarray  # int32 the next internal id of the same lane, -1 at its end
@@ -92,7 +91,7 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     by_rank, order, rank, lane_next, lane_first = interleave(lane_ptr, ranked)
     dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, ranked,
                                                  by_rank)
-    del ranked
+    del ranked, by_rank
     lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, latency_ns, max_out, gm, \
         cls_hbm, cls_l2 = gather(order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
                                  program.region_bytes.astype(float), c["barrier"],
@@ -105,7 +104,7 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     np.cumsum(np.bincount(barrier[members], minlength=len(program.barrier_size)),
               out=bar_ptr[1:])
     return EngineInput(
-        order=order, rank=rank, by_rank=by_rank, lane=lane, lane_first=lane_first,
+        order=order, rank=rank, lane=lane, lane_first=lane_first,
         lane_next=lane_next, dep_count=dep_count, succ_ptr=succ_ptr, succ_idx=succ_idx,
         issue_ns=issue_ns, latency_ns=latency_ns, max_out=max_out, gm=gm, nbytes=nbytes,
         cls_hbm=cls_hbm, cls_l2=cls_l2, class_cap=costs.class_cap,

@@ -1,7 +1,9 @@
 """The numba event loop: the same rules as reference.py, at millions of instructions/second.
 
 Differences from the twin are only in bookkeeping, never in the rules:
-* an event key is 4 * rank + kind, so the heap breaks ties as the twin's tuples do; a lane
+* an event key is rank, instruction and kind in one integer (``_key``), so the heap breaks
+  ties as the twin's tuples do (by rank, then kind) and an event names its instruction
+  without a lookup; a lane
   is walked through ``lane_next``, not a counter (internal ids are a memory layout);
 * transfers of one pool with the same per-core cap form a class; max-min fairness gives
   every member of a class the same rate, so each class keeps a virtual clock (bytes each
@@ -35,6 +37,14 @@ from .parts import (
 )
 
 PENDING, FILL_WAIT = 1, 3  # where a copy waits to stream
+ID_BITS = 30  # bits of an internal id in an event key
+MAX_INSTRUCTIONS = (1 << ID_BITS) - 1  # what the keys can name (far above any budget)
+
+
+@njit(inline="always", **JIT_OPTIONS)
+def _key(rank, i, kind):
+    """The event key of instruction ``i`` (of rank ``rank``): ordered by rank, then kind."""
+    return (np.int64(rank) << (ID_BITS + 2)) | (np.int64(i) << 2) | kind
 
 
 @njit(inline="always", **JIT_OPTIONS)
@@ -69,7 +79,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     arrays are never passed to helpers in the hot path (numba would reference-count them).
     """
     lane, lane_next, succ_ptr, succ_idx = inp.lane, inp.lane_next, inp.succ_ptr, inp.succ_idx
-    rank, by_rank = inp.rank, inp.by_rank
+    rank = inp.rank
     issue_ns, latency_ns, max_out, gm = inp.issue_ns, inp.latency_ns, inp.max_out, inp.gm
     nbytes, cls_hbm, cls_l2, region = inp.nbytes, inp.cls_hbm, inp.cls_l2, inp.region
     region_bytes, cluster, barrier = inp.region_bytes, inp.cluster, inp.barrier
@@ -82,7 +92,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     head = inp.lane_first.copy()
     holding = np.zeros(n_lanes, np.bool_)  # a compute instruction holds the lane
     slot_free = np.zeros(n_lanes)  # when the lane's last copy ends its issue
-    slot_owner = np.zeros(n_lanes, np.int64)  # its rank
+    slot_owner = np.zeros(n_lanes, np.int64)  # its key (kind 0)
     wake_queued = np.zeros(n_lanes, np.bool_)
     in_flight = np.zeros(n_lanes, np.int64)
     streaming = np.full(n_lanes, -1, np.int64)
@@ -112,7 +122,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
     in_pool = np.zeros(2, np.int64)  # transfers flowing from HBM and from L2
     ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
-    fin = np.zeros(n_cls * cap, np.int64)  # ranks of transfers done at ``now``, ascending
+    fin = np.zeros(n_cls * cap, np.int64)  # COMPLETE keys of transfers done at ``now``, ascending
     fin_p, fin_n = 0, 0  # fin[fin_p:fin_n] are still to be completed
     most_succ = 0  # (np.diff would allocate an array of n)
     for i in range(n):
@@ -142,7 +152,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
             t_v = now
             k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
-            cnt[k] = heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i], rank[i])
+            cnt[k] = heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i],
+                               _key(rank[i], i, COMPLETE))
             in_pool[class_pool[k]] += 1
             dirty = True
             n_flowing_classes = max(n_flowing_classes, k + 1)
@@ -158,7 +169,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 if not wake_queued[ln]:
                     wake_queued[ln] = True
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev, slot_free[ln],
-                                     4 * slot_owner[ln] + ISSUED)
+                                     slot_owner[ln] + ISSUED)
                 continue
             head[ln] = lane_next[i]
             in_flight[ln] += 1
@@ -171,13 +182,15 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 if arrived[g] == bar_ptr[g + 1] - bar_ptr[g]:
                     for m in range(bar_ptr[g], bar_ptr[g + 1]):
                         n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + sync_ns,
-                                         4 * rank[bar_members[m]])
+                                         _key(rank[bar_members[m]], bar_members[m],
+                                              COMPLETE))
                 continue
             if gm[i] == 0:
-                n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + issue_ns[i], 4 * rank[i] + COMPLETE)
+                n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + issue_ns[i],
+                                 _key(rank[i], i, COMPLETE))
                 continue
             slot_free[ln] = now + issue_ns[i]
-            slot_owner[ln] = rank[i]
+            slot_owner[ln] = _key(rank[i], i, 0)
             nxt = head[ln]  # the next copy may issue when this one's issue ends
             if nxt >= 0 and deps_left[nxt] == 0 and in_flight[ln] < max_out[nxt]:
                 todo[n_todo] = ln
@@ -219,7 +232,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         filler[r] = i
             te = now + issue_ns[i] + latency_ns[i]
             if nbytes[i] <= tol:  # nothing to stream: done when its latency is over
-                n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, 4 * rank[i] + COMPLETE)
+                n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, _key(rank[i], i, COMPLETE))
                 continue
             # in the lane's list until it streams; its entry is an event (a wake-up) only
             # when the lane will be idle then: behind a streaming copy it just waits its turn
@@ -230,7 +243,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             else:
                 wait_head[ln] = i
                 if streaming[ln] < 0:
-                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, 4 * rank[i] + ENTER)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, _key(rank[i], i, ENTER))
             wait_tail[ln] = i
         n_todo = 0
         if dirty:  # the set of flowing transfers changed: share the bandwidth again
@@ -282,15 +295,15 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     vclock[k] = 0.0
         # the next event in (time, key) order: a done transfer's COMPLETE (due now) or the
         # heap's top; done transfers skip the heap, where they would sort the same way
-        if fin_p < fin_n and (n_ev == 0 or ev_t[0] > now or ev_k[0] > 4 * fin[fin_p]):
-            key = 4 * fin[fin_p] + COMPLETE
+        if fin_p < fin_n and (n_ev == 0 or ev_t[0] > now or ev_k[0] > fin[fin_p]):
+            key = fin[fin_p]  # a COMPLETE
             fin_p += 1
         elif t_flow < t_event - eps_ns:
             continue
         else:
             key = ev_k[0]
             n_ev = heap_pop(ev_t, ev_k, 0, n_ev)
-        i = by_rank[key >> 2]
+        i = (key >> 2) & ((1 << ID_BITS) - 1)
         kind = key & 3
         ln = lane[i]
         if kind == ISSUED:  # -- the issue slot is free again and the lane was waiting
@@ -302,7 +315,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             if pend[i] == FILL_WAIT:  # its region's fill landed: it joins its lane's list
                 pend[i] = 0
                 if nbytes[i] <= tol:
-                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, now, 4 * rank[i] + COMPLETE)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, now, _key(rank[i], i, COMPLETE))
                     continue
                 enter_t[i] = now
                 pend[i] = PENDING
@@ -337,7 +350,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 while j >= 0:  # joiners end with the leader, not before their own latency
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
                                      max(now, start[j] + issue_ns[j] + latency_ns[j]),
-                                     4 * rank[j] + COMPLETE)
+                                     _key(rank[j], j, COMPLETE))
                     j = join_next[j]
             if r >= 0 and filler[r] == i:  # reads waiting for this fill stream from L2
                 filler[r] = -1
@@ -346,7 +359,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 while j >= 0:
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
                                      max(now, start[j] + issue_ns[j] + latency_ns[j]),
-                                     4 * rank[j] + ENTER)
+                                     _key(rank[j], j, ENTER))
                     nxt = link[j]
                     link[j] = -1
                     j = nxt
@@ -372,7 +385,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 if enter_t[h] < now or (enter_t[h] == now and rank[h] < rank[i]):
                     stream_lane = ln
                 else:
-                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, enter_t[h], 4 * rank[h] + ENTER)
+                    n_ev = heap_push(ev_t, ev_k, 0, n_ev, enter_t[h], _key(rank[h], h, ENTER))
         if gm[i] == 0:
             holding[ln] = False
         in_flight[ln] -= 1
