@@ -3,8 +3,8 @@
 Differences from the twin are only in bookkeeping, never in the rules:
 * an event key is rank, instruction and kind in one integer (``_key``), so the heap breaks
   ties as the twin's tuples do (by rank, then kind) and an event names its instruction
-  without a lookup; a lane
-  is walked through ``lane_next``, not a counter (internal ids are a memory layout);
+  without a lookup; a lane is walked through ``lane_next``, not a counter (internal ids
+  are a memory layout, see ``graph.interleave``);
 * transfers of one pool with the same per-core cap form a class; max-min fairness gives
   every member of a class the same rate, so each class keeps a virtual clock (bytes each
   member has received since the class was last empty) and a min-heap of finish tags
@@ -16,8 +16,11 @@ Differences from the twin are only in bookkeeping, never in the rules:
   its latency) is an event only when its lane would be idle then, and the transfers found
   done at one moment complete from a sorted buffer merged with the heap in (time, key)
   order: fewer heap operations, the same order of events.
-All state lives in flat arrays created once, and helpers are inlined, so the hot loop does
-no allocation and no reference counting.
+All state lives in flat arrays created once, so the hot loop allocates nothing. Numba
+reference-counts, with atomic operations, every array an inlined helper takes (when the
+helper has loops or branches its pruning misses): helpers take one array at most, and
+what the loop does at one place only is written there (perf found 38% of the loop's time
+in NRT_incref/decref before).
 """
 from __future__ import annotations
 
