@@ -16,11 +16,11 @@ Differences from the twin are only in bookkeeping, never in the rules:
   its latency) is an event only when its lane would be idle then, and the transfers found
   done at one moment complete from a sorted buffer merged with the heap in (time, key)
   order: fewer heap operations, the same order of events.
-All state lives in flat arrays created once, so the hot loop allocates nothing. Numba
-reference-counts, with atomic operations, every array an inlined helper takes (when the
-helper has loops or branches its pruning misses): helpers take one array at most, and
-what the loop does at one place only is written there (perf found 38% of the loop's time
-in NRT_incref/decref before).
+All state lives in flat arrays created once, so the hot loop allocates nothing. Numba may
+reference-count, with atomic operations, every array an inlined helper takes (its pruning
+misses some branchy helpers): the helpers left are the heap's and the LRU list's (checked in
+the compiled code: no counting left in the loop), and what the loop does at one place only
+is written there (perf found 38% of the loop's time in NRT_incref/decref before).
 """
 from __future__ import annotations
 
