@@ -28,9 +28,10 @@ from ._jit.costing import (
     ONCHIP,
     POOL_HBM,
     POOL_L2,
+    ROUTE_GM,
+    ROUTE_PATH,
     ROUTES,
     VECTOR,
-    number_classes,
     scan,
 )
 
@@ -40,20 +41,44 @@ __all__ = ["GM_NONE", "GM_READ", "GM_WRITE", "POOL_HBM", "POOL_L2", "Costs", "co
 
 @dataclass(frozen=True, eq=False)
 class Costs:
-    """Per-instruction timing inputs for the engine (indexed like the columns given). A GM
-    copy's per-core path cap is that of its bandwidth class, when served by HBM and by L2:
-    flows of one pool with one cap share a rate (classes numbered by (pool, cap) ascending,
-    as the jit engine's water-filling wants them; -1: not a GM copy)."""
+    """Per-instruction timing inputs for the engine (indexed like the columns given): how
+    long each holds its pipe, and for a GM copy its route (a DMA path, reads into L1 apart),
+    whose tables, by route + 1 (row 0: not a copy) and core, give the rest: latency, queue
+    depth, what it does to GM, and its bandwidth classes when served by HBM and by L2 (flows
+    of one pool with one per-core cap share a rate; classes numbered by (pool, cap)
+    ascending, as the jit engine's water-filling wants them; -1: none). Four per-instruction
+    arrays less to gather and read than storing each: the properties expand them."""
 
     issue_ns: np.ndarray  # time the pipe is held: the whole duration, or a copy's issue cost
-    latency_ns: np.ndarray  # GM copies: from the end of the issue until the bytes flow
-    max_outstanding: np.ndarray  # int8: copies its pipe may hold in flight (1: one at a time)
-    gm: np.ndarray  # int8: GM_NONE / GM_READ / GM_WRITE
-    cls_hbm: np.ndarray  # int8 bandwidth class when served by HBM
-    cls_l2: np.ndarray  # int8 bandwidth class when served by L2
+    route: np.ndarray  # int8 GM copy's route (index in ROUTES), -1: not a GM copy
+    core: np.ndarray  # each instruction's core (the program's column)
+    route_latency_ns: np.ndarray  # [route + 1, core]: from the end of issue until bytes flow
+    route_depth: np.ndarray  # int8 [route + 1]: copies its pipe may hold in flight
+    route_gm: np.ndarray  # int8 [route + 1]: GM_NONE / GM_READ / GM_WRITE
+    route_class: np.ndarray  # int8 [route + 1, pool, core]: bandwidth class
     class_cap: np.ndarray  # bytes/ns per class
     class_pool: np.ndarray  # int8 POOL_HBM / POOL_L2 per class
     sync_ns: float  # SyncAll cost after the last core arrives
+
+    @property
+    def latency_ns(self) -> np.ndarray:
+        return self.route_latency_ns[self.route + 1, self.core]
+
+    @property
+    def max_outstanding(self) -> np.ndarray:
+        return self.route_depth[self.route + 1]
+
+    @property
+    def gm(self) -> np.ndarray:
+        return self.route_gm[self.route + 1]
+
+    @property
+    def cls_hbm(self) -> np.ndarray:
+        return self.route_class[self.route + 1, POOL_HBM, self.core]
+
+    @property
+    def cls_l2(self) -> np.ndarray:
+        return self.route_class[self.route + 1, POOL_L2, self.core]
 
     @property
     def cap_hbm(self) -> np.ndarray:
@@ -78,8 +103,8 @@ def compute_costs(program: Program, chip: Chip) -> Costs:
 def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
     """``compute_costs`` on instruction columns. One compiled pass costs the DMA copies and
     scalars and sorts the other rows into groups, each then costed by its formula of
-    kernels.common.cycles on its rows only; a second pass numbers the copies' classes, found
-    on a small table of routes x cores. No full-length temporaries."""
+    kernels.common.cycles on its rows only; the routes' tables (routes x cores) give the
+    copies the rest. No full-length temporaries."""
     n = len(c["core"])
     n_cores = len(chip.core_kinds())
     if n and (c["core"].min() < 0 or c["core"].max() >= n_cores):
@@ -90,12 +115,10 @@ def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
                                                           "latency_cycles")] for p in DMA_PATHS],
                    float)
     depth = np.array([getattr(chip, f"{p}_max_outstanding") for p in DMA_PATHS], np.int8)
-    issue, latency = np.empty(n), np.empty(n)
-    max_out, gm, cls_hbm, cls_l2 = (np.empty(n, np.int8) for _ in range(4))
-    # cls_hbm holds each copy's route (-1: not a copy) until number_classes gives its classes
+    issue, route = np.empty(n), np.empty(n, np.int8)
     rows, starts, used = scan(c["kind"], c["core"], c["src"], c["dst"], c["pipe"],
-                               c["nbytes"], c["cycles"], clock, dma, float(chip.dma_burst_bytes),
-                               depth, issue, latency, max_out, gm, cls_hbm)
+                              c["nbytes"], c["cycles"], clock, dma, float(chip.dma_burst_bytes),
+                              issue, route)
     group = [rows[a:b] for a, b in zip(starts[:-1], starts[1:])]
     _set_ns(issue, group[MMAD], _mmad_cycles(c, group[MMAD], chip), clock, c["core"])
     vec = group[VECTOR]
@@ -106,9 +129,13 @@ def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
     if used[FIXPIPE].any() and not chip.has_fixpipe:
         raise InputError("pipe", "FIX", Phrase("refusal.emulator.fixpipe", chip=chip.display_name))
     table, class_cap, class_pool = _classes(used, chip, clock)
-    number_classes(cls_hbm, cls_l2, c["core"], table)
-    return Costs(issue, latency, max_out, gm, cls_hbm, cls_l2, class_cap, class_pool,
-                 chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
+    none = np.full((1, *table.shape[1:]), -1, np.int8)  # row 0: not a copy
+    latency = np.zeros((len(ROUTES) + 1, len(clock)))
+    latency[1:] = dma[ROUTE_PATH, 2][:, None] * 1000.0 / clock  # cycles x 1000 / MHz
+    return Costs(issue, route, c["core"], latency,
+                 np.concatenate([[1], depth[ROUTE_PATH]]).astype(np.int8),
+                 np.array([GM_NONE, *ROUTE_GM], np.int8), np.concatenate([none, table]),
+                 class_cap, class_pool, chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
 
 
 def _set_ns(issue: np.ndarray, rows: np.ndarray, cycles, clock: np.ndarray, core) -> None:

@@ -17,7 +17,7 @@ from kernels.common.program import TRIM_ABOVE, Level, Pipe, Program, ProgramBuil
 
 from ..i18n import t
 from ._jit.events import MAX_INSTRUCTIONS, run_events
-from .cost import GM_NONE, compute_costs
+from .cost import compute_costs
 from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
 from .reference import run_reference
 from .schedule import Schedule
@@ -48,7 +48,7 @@ def run_jit(inp: EngineInput) -> Schedule:
     n = inp.n
     start, end = np.full(n, np.nan), np.full(n, np.nan)
     served = np.zeros(n, np.int8)
-    seg = np.zeros((4 * int(np.count_nonzero(inp.gm != GM_NONE)) + 4, 4))
+    seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
     nseg = run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS,
                            TOL_BYTES)
     return Schedule.from_internal(inp, start, end, served, seg[:nseg])

@@ -16,7 +16,7 @@ from hardware_presets import Chip
 from kernels.common.program import N_PIPES, Program, lane_order
 
 from ._jit.graph import dependencies, gather, interleave
-from .cost import Costs
+from .cost import POOL_HBM, POOL_L2, Costs
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
 TOL_BYTES = 1e-3
@@ -43,12 +43,13 @@ class EngineInput(NamedTuple):
     succ_ptr: np.ndarray  # int32 CSR of the instructions that depend on each one
     succ_idx: np.ndarray  # int32
     issue_ns: np.ndarray  # time the pipe is held (a compute instruction's whole duration)
-    latency_ns: np.ndarray  # GM copies: issue end -> bytes start to flow
-    max_out: np.ndarray  # int8 copies its pipe may hold in flight (1 for compute)
-    gm: np.ndarray  # int8: GM_NONE / GM_READ / GM_WRITE
+    route: np.ndarray  # int8 a GM copy's route (cost.ROUTES), -1: not a GM copy
+    # by route + 1 (row 0: not a copy) and lane, what the instruction's route makes it:
+    route_latency_ns: np.ndarray  # [route + 1, lane] GM copy: issue end -> bytes flow
+    route_depth: np.ndarray  # int8 [route + 1] copies its pipe may hold in flight
+    route_gm: np.ndarray  # int8 [route + 1] GM_NONE / GM_READ / GM_WRITE
+    route_class: np.ndarray  # int8 [route + 1, pool, lane] bandwidth class, -1: none
     nbytes: np.ndarray  # float64
-    cls_hbm: np.ndarray  # int8 bandwidth class when served by HBM (-1 if not GM)
-    cls_l2: np.ndarray  # int8 bandwidth class when served by L2 (-1 if not GM)
     class_cap: np.ndarray  # float64 per class
     class_pool: np.ndarray  # int8 per class
     region: np.ndarray  # int32 GM region (numbered by first use, not the program's) or -1
@@ -64,6 +65,27 @@ class EngineInput(NamedTuple):
     @property
     def n(self) -> int:
         return len(self.order)
+
+    # per instruction, as the readable twin reads them (the loop reads the tables)
+    @property
+    def gm(self) -> np.ndarray:
+        return self.route_gm[self.route + 1]
+
+    @property
+    def max_out(self) -> np.ndarray:
+        return self.route_depth[self.route + 1]
+
+    @property
+    def latency_ns(self) -> np.ndarray:
+        return self.route_latency_ns[self.route + 1, self.lane]
+
+    @property
+    def cls_hbm(self) -> np.ndarray:
+        return self.route_class[self.route + 1, POOL_HBM, self.lane]
+
+    @property
+    def cls_l2(self) -> np.ndarray:
+        return self.route_class[self.route + 1, POOL_L2, self.lane]
 
 
 def core_clusters(chip: Chip) -> np.ndarray:
@@ -92,12 +114,11 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, ranked,
                                                  by_rank)
     del ranked, by_rank
-    lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, latency_ns, max_out, gm, \
-        cls_hbm, cls_l2 = gather(order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
-                                 program.region_bytes.astype(float), c["barrier"],
-                                 core_clusters(chip).astype(np.int8), costs.issue_ns,
-                                 costs.latency_ns, costs.max_outstanding, costs.gm,
-                                 costs.cls_hbm, costs.cls_l2)
+    lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, route = gather(
+        order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
+        program.region_bytes.astype(float), c["barrier"], core_clusters(chip).astype(np.int8),
+        costs.issue_ns, costs.route)
+    core_of_lane = np.arange(n_lanes) // N_PIPES
     members = np.flatnonzero(barrier >= 0)  # grouped, each group in rank order
     members = members[np.lexsort((rank[members], barrier[members]))]
     bar_ptr = np.zeros(len(program.barrier_size) + 1, np.int64)
@@ -106,8 +127,10 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     return EngineInput(
         order=order, rank=rank, lane=lane, lane_first=lane_first,
         lane_next=lane_next, dep_count=dep_count, succ_ptr=succ_ptr, succ_idx=succ_idx,
-        issue_ns=issue_ns, latency_ns=latency_ns, max_out=max_out, gm=gm, nbytes=nbytes,
-        cls_hbm=cls_hbm, cls_l2=cls_l2, class_cap=costs.class_cap,
+        issue_ns=issue_ns, route=route,
+        route_latency_ns=costs.route_latency_ns[:, core_of_lane], route_depth=costs.route_depth,
+        route_gm=costs.route_gm, route_class=costs.route_class[:, :, core_of_lane],
+        nbytes=nbytes, class_cap=costs.class_cap,
         class_pool=costs.class_pool, region=region,
         region_bytes=region_bytes, cluster=cluster, barrier=barrier,
         bar_ptr=bar_ptr, bar_members=members.astype(np.int32),

@@ -49,6 +49,9 @@ class ReferenceEngine:
         self.end = np.full(n, np.nan)
         self.served = np.zeros(n, np.int8)
         self.deps_left = inp.dep_count.astype(np.int64)
+        # what each instruction's route makes it (the jit engine reads the route's tables)
+        self.gm, self.max_out, self.latency_ns = inp.gm, inp.max_out, inp.latency_ns
+        self.cls_hbm, self.cls_l2 = inp.cls_hbm, inp.cls_l2
         self.head = inp.lane_first.copy()  # each lane's next instruction, -1: none left
         n_lanes = len(inp.lane_first)
         self.holding = np.zeros(n_lanes, bool)  # a compute instruction holds the lane
@@ -147,7 +150,7 @@ class ReferenceEngine:
         i = self.head[lane]
         inp = self.inp
         if i < 0 or self.holding[lane] or self.deps_left[i] > 0 or \
-                self.in_flight[lane] >= inp.max_out[i]:
+                self.in_flight[lane] >= self.max_out[i]:
             return False
         if self.now < self.slot_free[lane]:  # ready, but the last copy is still issuing
             if not self.wake_queued[lane]:
@@ -157,12 +160,12 @@ class ReferenceEngine:
         self.head[lane] = inp.lane_next[i]
         self.in_flight[lane] += 1
         self.start[i] = self.now
-        if inp.gm[i] == 0:
+        if self.gm[i] == 0:
             self.holding[lane] = True
         if inp.barrier[i] >= 0:
             self.arrive(inp.barrier[i])
             return False
-        if inp.gm[i] == 0:
+        if self.gm[i] == 0:
             self.push(self.now + inp.issue_ns[i], i, COMPLETE)
             return False
         self.slot_free[lane] = self.now + inp.issue_ns[i]
@@ -172,11 +175,11 @@ class ReferenceEngine:
 
     def _issue_copy(self, i: int) -> None:
         inp = self.inp
-        if inp.gm[i] == GM_WRITE:
+        if self.gm[i] == GM_WRITE:
             self.issue_write(i)
         elif self.issue_read(i):
             return  # a multicast joiner: no flow of its own
-        self.push(self.now + inp.issue_ns[i] + inp.latency_ns[i], i, ENTER)
+        self.push(self.now + inp.issue_ns[i] + self.latency_ns[i], i, ENTER)
 
     def arrive(self, group: int) -> None:
         """SyncAll: when the last participant arrives, all are released together."""
@@ -235,7 +238,7 @@ class ReferenceEngine:
 
     def stream(self, i: int) -> None:
         l2 = self.served[i] == SERVED_L2
-        cap = self.inp.class_cap[self.inp.cls_l2[i] if l2 else self.inp.cls_hbm[i]]
+        cap = self.inp.class_cap[self.cls_l2[i] if l2 else self.cls_hbm[i]]
         self.streaming[self.inp.lane[i]] = i
         self.flows[i] = [POOL_L2 if l2 else POOL_HBM, cap, self.inp.nbytes[i]]
 
@@ -243,13 +246,13 @@ class ReferenceEngine:
         inp = self.inp
         self.end[i] = self.now
         lane = inp.lane[i]
-        if inp.gm[i] and self.served[i] != SERVED_MULTICAST:
+        if self.gm[i] and self.served[i] != SERVED_MULTICAST:
             self.finish_transfer(i)
         if self.streaming[lane] == i:
             self.streaming[lane] = -1
             if self.waiting[lane]:
                 self.stream(self.waiting[lane].popleft())
-        if inp.gm[i] == 0:
+        if self.gm[i] == 0:
             self.holding[lane] = False
         self.in_flight[lane] -= 1
         ready = [lane]  # its own lane first, then each successor that became ready
@@ -267,12 +270,12 @@ class ReferenceEngine:
         if self.inflight.get((region, cluster)) == i:
             del self.inflight[(region, cluster)]
         for j in self.joiners.pop(i, []):
-            t = max(self.now, self.start[j] + inp.issue_ns[j] + inp.latency_ns[j])
+            t = max(self.now, self.start[j] + inp.issue_ns[j] + self.latency_ns[j])
             self.push(t, j, COMPLETE)
         if self.filling.get(region) == i:
             del self.filling[region]
         for j in self.fill_waiters.pop(i, []):  # their bytes now stream from L2
-            t = max(self.now, self.start[j] + inp.issue_ns[j] + inp.latency_ns[j])
+            t = max(self.now, self.start[j] + inp.issue_ns[j] + self.latency_ns[j])
             self.push(t, j, ENTER)
         if region < 0 or self.served[i] == SERVED_L2:
             return

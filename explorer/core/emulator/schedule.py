@@ -26,7 +26,7 @@ class Schedule:
         from ._jit.scatter import by_program  # here: the loop imports this module
 
         seg = np.asarray(segments, float).reshape(-1, 4)
-        return cls(*by_program(inp.order, inp.gm, inp.issue_ns, start, end,
+        return cls(*by_program(inp.order, inp.route, inp.issue_ns, start, end,
                                np.asarray(served, np.int8)), seg)
 
     @property

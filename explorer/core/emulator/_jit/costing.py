@@ -29,6 +29,7 @@ ROUTES = (("gm_read", "gm_read_hbm_bytes_per_cycle", "gm_read_l2_bytes_per_cycle
            ("gm_write", "gm_write_bytes_per_cycle", "gm_write_bytes_per_cycle"),
            ("fixpipe_gm", "fixpipe_gm_bytes_per_cycle", "fixpipe_gm_bytes_per_cycle"))
 READ, READ_L1, WRITE, FIXPIPE = range(len(ROUTES))
+ROUTE_GM = (GM_READ, GM_READ, GM_WRITE, GM_WRITE)  # what each route does to GM
 ROUTE_PATH = np.array([DMA_PATHS.index(path) for path, _, _ in ROUTES], np.int64)
 
 
@@ -49,17 +50,18 @@ def formula_group(kind, src, dst, i):
 
 
 @njit(**JIT_OPTIONS)
-def scan(kind, core, src, dst, pipe, nbytes, scalar_cycles, clock, dma, burst_bytes, depth,
-          issue, latency, max_out, gm, route):
-    """Cost the GM copies (issue: fixed + per burst, latency, queue depth, route) and the
-    scalars, in ns of their core's clock; zero the rest. Returns the rows of each formula
-    group (ascending within it, the group starts) and the (route, core) pairs copies use."""
+def scan(kind, core, src, dst, pipe, nbytes, scalar_cycles, clock, dma, burst_bytes, issue,
+         route):
+    """Cost the GM copies (issue: fixed + per burst; their route, whose table gives the
+    rest) and the scalars, in ns of their core's clock; zero the rest. Returns the rows of
+    each formula group (ascending within it, the group starts) and the (route, core) pairs
+    copies use."""
     n = len(kind)
     count = np.zeros(N_GROUPS + 1, np.int64)
     used = np.zeros((len(ROUTE_PATH), len(clock)), np.bool_)
     for i in range(n):
         cr = core[i]
-        issue[i], latency[i], max_out[i], gm[i], route[i] = 0.0, 0.0, 1, GM_NONE, -1
+        issue[i], route[i] = 0.0, -1
         g = formula_group(kind, src, dst, i)
         if g >= 0:
             count[g + 1] += 1
@@ -67,14 +69,13 @@ def scan(kind, core, src, dst, pipe, nbytes, scalar_cycles, clock, dma, burst_by
             issue[i] = np.float64(scalar_cycles[i]) * 1000.0 / clock[cr]
         elif kind[i] == Kind.TRANSFER:
             if src[i] == Level.GM:
-                r, gm[i] = (READ_L1 if dst[i] == Level.L1 else READ), GM_READ
+                r = READ_L1 if dst[i] == Level.L1 else READ
             else:
-                r, gm[i] = (FIXPIPE if pipe[i] == Pipe.FIX else WRITE), GM_WRITE
+                r = FIXPIPE if pipe[i] == Pipe.FIX else WRITE
             p = ROUTE_PATH[r]
             cycles = dma[p, 0] + np.ceil(nbytes[i] / burst_bytes) * dma[p, 1]
             issue[i] = cycles * 1000.0 / clock[cr]
-            latency[i] = dma[p, 2] * 1000.0 / clock[cr]
-            max_out[i], route[i], used[r, cr] = depth[p], r, True
+            route[i], used[r, cr] = r, True
     starts = np.cumsum(count)
     rows, fill = np.empty(starts[-1], np.int64), starts[:-1].copy()
     for i in range(n):
@@ -83,14 +84,3 @@ def scan(kind, core, src, dst, pipe, nbytes, scalar_cycles, clock, dma, burst_by
             rows[fill[g]] = i
             fill[g] += 1
     return rows, starts, used
-
-
-@njit(**JIT_OPTIONS)
-def number_classes(cls_hbm, cls_l2, core, table):
-    """Each copy's route (held in cls_hbm) -> its classes when served by HBM and by L2."""
-    for i in range(len(cls_hbm)):
-        r = cls_hbm[i]
-        if r >= 0:
-            cls_hbm[i], cls_l2[i] = table[r, POOL_HBM, core[i]], table[r, POOL_L2, core[i]]
-        else:
-            cls_l2[i] = -1

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from ..config import JIT_OPTIONS
-from ..cost import GM_WRITE
+from ..cost import GM_WRITE, POOL_HBM, POOL_L2
 from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from .parts import (
@@ -83,15 +83,17 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     """
     lane, lane_next, succ_ptr, succ_idx = inp.lane, inp.lane_next, inp.succ_ptr, inp.succ_idx
     rank = inp.rank
-    issue_ns, latency_ns, max_out, gm = inp.issue_ns, inp.latency_ns, inp.max_out, inp.gm
-    nbytes, cls_hbm, cls_l2, region = inp.nbytes, inp.cls_hbm, inp.cls_l2, inp.region
+    issue_ns, route, route_depth = inp.issue_ns, inp.route, inp.route_depth
+    route_latency, route_gm, route_class = inp.route_latency_ns, inp.route_gm, inp.route_class
+    nbytes, region = inp.nbytes, inp.region
     region_bytes, cluster, barrier = inp.region_bytes, inp.cluster, inp.barrier
     bar_ptr, bar_members, sync_ns = inp.bar_ptr, inp.bar_members, inp.sync_ns
     l2_capacity, class_cap, class_pool = inp.l2_capacity, inp.class_cap, inp.class_pool
     pool_bw = inp.pool_bw
     n, n_lanes, n_cls, n_reg = len(lane), len(inp.lane_first), len(class_cap), len(region_bytes)
     cap = n_lanes + 1  # flows at once: one per lane
-    ev_cap = n_lanes * ((np.max(max_out) if n > 0 else 1) + 1) + 1  # in flight + ISSUED
+    max_depth = np.max(route_depth)
+    ev_cap = n_lanes * (max_depth + 1) + 1  # in flight + ISSUED
     head = inp.lane_first.copy()
     holding = np.zeros(n_lanes, np.bool_)  # a compute instruction holds the lane
     slot_free = np.zeros(n_lanes)  # when the lane's last copy ends its issue
@@ -130,7 +132,6 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     most_succ = 0  # (np.diff would allocate an array of n)
     for i in range(n):
         most_succ = max(most_succ, succ_ptr[i + 1] - succ_ptr[i])
-    max_depth = np.max(max_out) if n > 0 else 1
     # FIFO of lanes to try: every lane, plus a retry after each copy a lane issues
     todo = np.zeros(n_lanes * (max_depth + 2) + most_succ + 1, dtype=np.int64)
     todo[:n_lanes] = np.arange(n_lanes)
@@ -154,7 +155,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             stream_lane = -1
             nseg = _sync(now, t_v, n_flowing_classes, rate, vclock, seg, nseg, hbm, l2)
             t_v = now
-            k = cls_l2[i] if served[i] == SERVED_L2 else cls_hbm[i]
+            k = route_class[route[i] + 1, POOL_L2 if served[i] == SERVED_L2 else POOL_HBM,
+                            lane[i]]
             cnt[k] = heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i],
                                _key(rank[i], i, COMPLETE))
             in_pool[class_pool[k]] += 1
@@ -166,7 +168,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             q += 1
             i = head[ln]
             if i < 0 or holding[ln] or deps_left[i] > 0 or \
-                    in_flight[ln] >= max_out[i]:
+                    in_flight[ln] >= route_depth[route[i] + 1]:
                 continue
             if now < slot_free[ln]:  # ready, but the last copy is still issuing: wake up
                 if not wake_queued[ln]:
@@ -177,7 +179,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             head[ln] = lane_next[i]
             in_flight[ln] += 1
             start[i] = now
-            if gm[i] == 0:
+            if route[i] < 0:
                 holding[ln] = True
             g = barrier[i]
             if g >= 0:  # SyncAll: the last arrival releases every participant
@@ -188,17 +190,17 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                                          _key(rank[bar_members[m]], bar_members[m],
                                               COMPLETE))
                 continue
-            if gm[i] == 0:
+            if route[i] < 0:
                 n_ev = heap_push(ev_t, ev_k, 0, n_ev, now + issue_ns[i],
                                  _key(rank[i], i, COMPLETE))
                 continue
             slot_free[ln] = now + issue_ns[i]
             slot_owner[ln] = _key(rank[i], i, 0)
             nxt = head[ln]  # the next copy may issue when this one's issue ends
-            if nxt >= 0 and deps_left[nxt] == 0 and in_flight[ln] < max_out[nxt]:
+            if nxt >= 0 and deps_left[nxt] == 0 and in_flight[ln] < route_depth[route[nxt] + 1]:
                 todo[n_todo] = ln
                 n_todo += 1
-            if gm[i] == GM_WRITE:  # write-back L2: a resident region takes the write
+            if route_gm[route[i] + 1] == GM_WRITE:  # write-back L2: a resident region takes it
                 r = region[i]
                 if r >= 0 and lru[r, RESIDENT]:
                     lru_head, lru_tail = lru_unlink(lru, r, lru_head, lru_tail)
@@ -233,7 +235,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     served[i] = SERVED_HBM
                     if r >= 0:
                         filler[r] = i
-            te = now + issue_ns[i] + latency_ns[i]
+            te = now + issue_ns[i] + route_latency[route[i] + 1, ln]
             if nbytes[i] <= tol:  # nothing to stream: done when its latency is over
                 n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, _key(rank[i], i, COMPLETE))
                 continue
@@ -339,7 +341,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 stream_lane = ln
             continue
         end[i] = now  # -- COMPLETE
-        if gm[i] != 0 and served[i] != SERVED_MULTICAST:
+        if route[i] >= 0 and served[i] != SERVED_MULTICAST:
             r = region[i]
             if r >= 0 and cluster[i] >= 0:  # no longer a leader others can join
                 prev, j = -1, inflight_head[r]
@@ -352,7 +354,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 j = join_head[i]
                 while j >= 0:  # joiners end with the leader, not before their own latency
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
-                                     max(now, start[j] + issue_ns[j] + latency_ns[j]),
+                                     max(now, start[j] + issue_ns[j]
+                                         + route_latency[route[j] + 1, lane[j]]),
                                      _key(rank[j], j, COMPLETE))
                     j = join_next[j]
             if r >= 0 and filler[r] == i:  # reads waiting for this fill stream from L2
@@ -361,7 +364,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 fill_wait_head[r] = -1
                 while j >= 0:
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
-                                     max(now, start[j] + issue_ns[j] + latency_ns[j]),
+                                     max(now, start[j] + issue_ns[j]
+                                         + route_latency[route[j] + 1, lane[j]]),
                                      _key(rank[j], j, ENTER))
                     nxt = link[j]
                     link[j] = -1
@@ -389,7 +393,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     stream_lane = ln
                 else:
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev, enter_t[h], _key(rank[h], h, ENTER))
-        if gm[i] == 0:
+        if route[i] < 0:
             holding[ln] = False
         in_flight[ln] -= 1
         todo[0] = ln  # its own lane first, then each successor that became ready

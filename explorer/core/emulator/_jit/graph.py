@@ -98,7 +98,7 @@ def dependencies(dep_ptr, dep_idx, ranked, by_rank):
 
 @njit(**JIT_OPTIONS)
 def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cluster_of_core,
-           issue_ns, latency_ns, max_out, gm, cls_hbm, cls_l2):
+           issue_ns, route):
     """The per-instruction arrays of the engine's input, in internal id order, in one pass
     over ``order`` (numpy would take a gather, and often a cast, per array). Regions are
     renumbered in order of first use, so that the loop's per-region state is read in about
@@ -109,9 +109,7 @@ def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cl
     used = 0
     out_lane, out_cluster = np.empty(n, np.int16), np.empty(n, np.int8)
     out_nbytes, out_region, out_barrier = np.empty(n), np.empty(n, np.int32), np.empty(n, np.int32)
-    out_issue, out_latency = np.empty(n), np.empty(n)
-    out_max_out, out_gm = np.empty(n, np.int8), np.empty(n, np.int8)
-    out_hbm, out_l2 = np.empty(n, np.int8), np.empty(n, np.int8)
+    out_issue, out_route = np.empty(n), np.empty(n, np.int8)
     for i in range(n):
         p = order[i]
         c = core[p]
@@ -126,10 +124,6 @@ def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cl
         out_region[i] = renumber[r] if r >= 0 else -1
         out_barrier[i] = barrier[p]
         out_issue[i] = issue_ns[p]
-        out_latency[i] = latency_ns[p]
-        out_max_out[i] = max_out[p]
-        out_gm[i] = gm[p]
-        out_hbm[i] = cls_hbm[p]
-        out_l2[i] = cls_l2[p]
+        out_route[i] = route[p]
     return (out_lane, out_cluster, out_nbytes, out_region, out_region_bytes[:used].copy(),
-            out_barrier, out_issue, out_latency, out_max_out, out_gm, out_hbm, out_l2)
+            out_barrier, out_issue, out_route)

@@ -10,9 +10,10 @@ from ..config import JIT_OPTIONS
 
 
 @njit(**JIT_OPTIONS)
-def by_program(order, gm, issue_ns, start, end, served):
+def by_program(order, route, issue_ns, start, end, served):
     """start, end, issue end and served by program id (``order[i]``: program id of internal
-    id i). A GM copy frees its pipe when its issue ends; anything else holds it to its end."""
+    id i). A GM copy (a route) frees its pipe when its issue ends; anything else holds it to
+    its end."""
     n = len(order)
     out_start, out_end, out_issued = np.empty(n), np.empty(n), np.empty(n)
     out_served = np.empty(n, np.int8)
@@ -20,6 +21,6 @@ def by_program(order, gm, issue_ns, start, end, served):
         p = order[i]
         out_start[p] = start[i]
         out_end[p] = end[i]
-        out_issued[p] = start[i] + issue_ns[i] if gm[i] != 0 else end[i]
+        out_issued[p] = start[i] + issue_ns[i] if route[i] >= 0 else end[i]
         out_served[p] = served[i]
     return out_start, out_end, out_issued, out_served
