@@ -62,23 +62,23 @@ class Costs:
 
     @property
     def latency_ns(self) -> np.ndarray:
-        return self.route_latency_ns[self.route + 1, self.core]
+        return by_route(self.route_latency_ns, self.route, self.core)
 
     @property
     def max_outstanding(self) -> np.ndarray:
-        return self.route_depth[self.route + 1]
+        return by_route(self.route_depth, self.route)
 
     @property
     def gm(self) -> np.ndarray:
-        return self.route_gm[self.route + 1]
+        return by_route(self.route_gm, self.route)
 
     @property
     def cls_hbm(self) -> np.ndarray:
-        return self.route_class[self.route + 1, POOL_HBM, self.core]
+        return by_route(self.route_class, self.route, POOL_HBM, self.core)
 
     @property
     def cls_l2(self) -> np.ndarray:
-        return self.route_class[self.route + 1, POOL_L2, self.core]
+        return by_route(self.route_class, self.route, POOL_L2, self.core)
 
     @property
     def cap_hbm(self) -> np.ndarray:
@@ -93,6 +93,12 @@ class Costs:
     def _caps(self, cls: np.ndarray) -> np.ndarray:
         caps = np.append(self.class_cap, 0.0)  # class -1 reads the appended 0
         return caps[cls]
+
+
+def by_route(table: np.ndarray, route: np.ndarray, *where) -> np.ndarray:
+    """Each instruction's entry of a route table: row route + 1 (row 0: not a GM copy), then
+    ``where`` (a pool, each instruction's core or lane)."""
+    return table[(route + 1, *where)]
 
 
 def compute_costs(program: Program, chip: Chip) -> Costs:

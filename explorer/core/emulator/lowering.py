@@ -16,7 +16,7 @@ from hardware_presets import Chip
 from kernels.common.program import N_PIPES, Program, lane_order
 
 from ._jit.graph import dependencies, gather, interleave
-from .cost import POOL_HBM, POOL_L2, Costs
+from .cost import Costs
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
 TOL_BYTES = 1e-3
@@ -65,27 +65,6 @@ class EngineInput(NamedTuple):
     @property
     def n(self) -> int:
         return len(self.order)
-
-    # per instruction, as the readable twin reads them (the loop reads the tables)
-    @property
-    def gm(self) -> np.ndarray:
-        return self.route_gm[self.route + 1]
-
-    @property
-    def max_out(self) -> np.ndarray:
-        return self.route_depth[self.route + 1]
-
-    @property
-    def latency_ns(self) -> np.ndarray:
-        return self.route_latency_ns[self.route + 1, self.lane]
-
-    @property
-    def cls_hbm(self) -> np.ndarray:
-        return self.route_class[self.route + 1, POOL_HBM, self.lane]
-
-    @property
-    def cls_l2(self) -> np.ndarray:
-        return self.route_class[self.route + 1, POOL_L2, self.lane]
 
 
 def core_clusters(chip: Chip) -> np.ndarray:

@@ -23,7 +23,7 @@ from collections import OrderedDict, defaultdict, deque
 
 import numpy as np
 
-from .cost import GM_WRITE, POOL_HBM, POOL_L2
+from .cost import GM_WRITE, POOL_HBM, POOL_L2, by_route
 from .lowering import COMPLETE, ENTER, EPS_NS, ISSUED, TOL_BYTES, EngineInput
 from .schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST, Schedule
 
@@ -50,8 +50,11 @@ class ReferenceEngine:
         self.served = np.zeros(n, np.int8)
         self.deps_left = inp.dep_count.astype(np.int64)
         # what each instruction's route makes it (the jit engine reads the route's tables)
-        self.gm, self.max_out, self.latency_ns = inp.gm, inp.max_out, inp.latency_ns
-        self.cls_hbm, self.cls_l2 = inp.cls_hbm, inp.cls_l2
+        self.gm = by_route(inp.route_gm, inp.route)
+        self.max_out = by_route(inp.route_depth, inp.route)
+        self.latency_ns = by_route(inp.route_latency_ns, inp.route, inp.lane)
+        self.cls_hbm = by_route(inp.route_class, inp.route, POOL_HBM, inp.lane)
+        self.cls_l2 = by_route(inp.route_class, inp.route, POOL_L2, inp.lane)
         self.head = inp.lane_first.copy()  # each lane's next instruction, -1: none left
         n_lanes = len(inp.lane_first)
         self.holding = np.zeros(n_lanes, bool)  # a compute instruction holds the lane
