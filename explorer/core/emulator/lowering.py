@@ -89,21 +89,14 @@ def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     lane_ptr = np.zeros(n_lanes + 1, np.int64)  # ranks are grouped by lane: count them
     np.cumsum(np.bincount(c["core"].astype(np.int32) * N_PIPES + c["pipe"], minlength=n_lanes),
               out=lane_ptr[1:])
-    n = len(ranked)  # numpy allocates the outputs: numba's large arrays get 4 KB pages
-    by_rank, order, rank, lane_next = (np.empty(n, np.int32) for _ in range(4))
-    lane_first = interleave(lane_ptr, ranked, by_rank, order, rank, lane_next)
-    dep_count, succ_ptr = np.empty(n, np.int32), np.zeros(n + 1, np.int32)
-    succ_idx = np.empty(len(program.dep_idx), np.int32)  # a successor per dependency
-    dependencies(program.dep_ptr, program.dep_idx, ranked, by_rank, dep_count, succ_ptr,
-                 succ_idx, np.empty((2, n), np.int32))
+    by_rank, order, rank, lane_next, lane_first = interleave(lane_ptr, ranked)
+    dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, ranked,
+                                                 by_rank)
     del ranked, by_rank
-    lane, cluster, nbytes = np.empty(n, np.int16), np.empty(n, np.int8), np.empty(n)
-    region, barrier = np.empty(n, np.int32), np.empty(n, np.int32)
-    issue_ns, route = np.empty(n), np.empty(n, np.int8)
-    region_bytes = gather(order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
-                          program.region_bytes.astype(float), c["barrier"],
-                          core_clusters(chip).astype(np.int8), costs.issue_ns, costs.route,
-                          lane, cluster, nbytes, region, barrier, issue_ns, route)
+    lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, route = gather(
+        order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
+        program.region_bytes.astype(float), c["barrier"], core_clusters(chip).astype(np.int8),
+        costs.issue_ns, costs.route)
     core_of_lane = np.arange(n_lanes) // N_PIPES
     members = np.flatnonzero(barrier >= 0)  # grouped, each group in rank order
     members = members[np.lexsort((rank[members], barrier[members]))]

@@ -25,11 +25,9 @@ class Schedule:
         """Map arrays indexed by internal (lane-ordered) id back to program ids."""
         from ._jit.scatter import by_program  # here: the loop imports this module
 
-        n = len(inp.order)
-        out = (np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.int8))
-        by_program(inp.order, inp.route, inp.issue_ns, start, end, np.asarray(served, np.int8),
-                   *out)
-        return cls(*out, np.asarray(segments, float).reshape(-1, 4))
+        seg = np.asarray(segments, float).reshape(-1, 4)
+        return cls(*by_program(inp.order, inp.route, inp.issue_ns, start, end,
+                               np.asarray(served, np.int8)), seg)
 
     @property
     def unfinished(self) -> np.ndarray:

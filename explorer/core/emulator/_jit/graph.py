@@ -20,13 +20,14 @@ RUN = 16
 
 
 @njit(**JIT_OPTIONS)
-def interleave(lane_ptr, ranked, by_rank, order, rank, lane_next):
+def interleave(lane_ptr, ranked):
     """Internal id of each rank (lane order: lane l holds ranks lane_ptr[l]..lane_ptr[l+1]-1):
     runs of ``RUN`` ranks of a lane, ordered by the share of the lane done before the run,
-    then lane; a counting sort. ``ranked[r]``: the program id of rank r. Fills ``by_rank``
+    then lane; a counting sort. ``ranked[r]``: the program id of rank r. Returns ``by_rank``
     and, per internal id, its program id, its rank and the next internal id of its lane (-1
-    at the lane's end); returns each lane's first id (-1)."""
+    at the lane's end), and per lane its first id (-1)."""
     n_lanes = len(lane_ptr) - 1
+    n = lane_ptr[n_lanes]
     runs = 0
     for ln in range(n_lanes):
         runs += (lane_ptr[ln + 1] - lane_ptr[ln] + RUN - 1) // RUN
@@ -43,6 +44,7 @@ def interleave(lane_ptr, ranked, by_rank, order, rank, lane_next):
             fill[(p // RUN) * steps // n_runs + 1] += 1
     for b in range(steps):
         fill[b + 1] += fill[b]
+    by_rank = np.empty(n, np.int32)
     for ln in range(n_lanes):
         size = lane_ptr[ln + 1] - lane_ptr[ln]
         n_runs = (size + RUN - 1) // RUN
@@ -50,6 +52,8 @@ def interleave(lane_ptr, ranked, by_rank, order, rank, lane_next):
             b = (p // RUN) * steps // n_runs
             by_rank[lane_ptr[ln] + p] = fill[b]
             fill[b] += 1
+    order, rank = np.empty(n, np.int32), np.empty(n, np.int32)
+    lane_next = np.empty(n, np.int32)
     lane_first = np.full(n_lanes, -1, np.int32)
     for ln in range(n_lanes):
         for r in range(lane_ptr[ln], lane_ptr[ln + 1]):
@@ -58,22 +62,22 @@ def interleave(lane_ptr, ranked, by_rank, order, rank, lane_next):
             lane_next[by_rank[r]] = by_rank[r + 1] if r + 1 < lane_ptr[ln + 1] else -1
         if lane_ptr[ln + 1] > lane_ptr[ln]:
             lane_first[ln] = by_rank[lane_ptr[ln]]
-    return lane_first
+    return by_rank, order, rank, lane_next, lane_first
 
 
 @njit(**JIT_OPTIONS)
-def dependencies(dep_ptr, dep_idx, ranked, by_rank, dep_count, succ_ptr, succ_idx, work):
+def dependencies(dep_ptr, dep_idx, ranked, by_rank):
     """``ranked[r]`` is the program id and ``by_rank[r]`` the internal id of rank ``r``;
-    fills, by internal id, the number of dependencies and the successors' CSR (int32
-    pointers, zeroed, and ids), each list in ascending rank (the order in which the twin
-    wakes them); ``work`` is room (2 x n int32) for the map of program ids to internal ids
-    and each list's next free place.
+    returns, by internal id, the number of dependencies and the successors' CSR (int32
+    pointers and ids), each list in ascending rank (the order in which the twin wakes them).
     Every pass walks the ranks: a lane's instructions, and what they depend on, are close
     together in the program, so its arrays are read about in order."""
     n = len(ranked)
-    inverse, fill = work[0], work[1]
+    inverse = np.empty(n, np.int32)  # program id -> internal id
     for r in range(n):
         inverse[ranked[r]] = by_rank[r]
+    dep_count = np.empty(n, np.int32)
+    succ_ptr = np.zeros(n + 1, np.int32)
     for r in range(n):
         p = ranked[r]
         dep_count[by_rank[r]] = dep_ptr[p + 1] - dep_ptr[p]
@@ -81,28 +85,32 @@ def dependencies(dep_ptr, dep_idx, ranked, by_rank, dep_count, succ_ptr, succ_id
             succ_ptr[inverse[dep_idx[q]] + 1] += 1
     for i in range(n):
         succ_ptr[i + 1] += succ_ptr[i]
-    fill[:] = succ_ptr[:-1]
+    fill = succ_ptr[:-1].copy()
+    succ_idx = np.empty(succ_ptr[n], np.int32)
     for r in range(n):  # ascending rank: every successor list comes out in rank order
         p = ranked[r]
         for q in range(dep_ptr[p], dep_ptr[p + 1]):
             d = inverse[dep_idx[q]]
             succ_idx[fill[d]] = by_rank[r]
             fill[d] += 1
+    return dep_count, succ_ptr, succ_idx
 
 
 @njit(**JIT_OPTIONS)
 def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cluster_of_core,
-           issue_ns, route, out_lane, out_cluster, out_nbytes, out_region, out_barrier,
-           out_issue, out_route):
+           issue_ns, route):
     """The per-instruction arrays of the engine's input, in internal id order, in one pass
-    over ``order`` (numpy would take a gather, and often a cast, per array) into the out_
-    arrays. Regions are renumbered in order of first use, so that the loop's per-region
-    state is read in about the order it is written, as the per-instruction arrays are;
-    returns their bytes."""
+    over ``order`` (numpy would take a gather, and often a cast, per array). Regions are
+    renumbered in order of first use, so that the loop's per-region state is read in about
+    the order it is written, as the per-instruction arrays are; returns their bytes too."""
+    n = len(order)
     renumber = np.full(len(region_bytes), -1, np.int32)
     out_region_bytes = np.empty(len(region_bytes))
     used = 0
-    for i in range(len(order)):
+    out_lane, out_cluster = np.empty(n, np.int16), np.empty(n, np.int8)
+    out_nbytes, out_region, out_barrier = np.empty(n), np.empty(n, np.int32), np.empty(n, np.int32)
+    out_issue, out_route = np.empty(n), np.empty(n, np.int8)
+    for i in range(n):
         p = order[i]
         c = core[p]
         out_lane[i] = c * n_pipes + pipe[p]
@@ -117,4 +125,5 @@ def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cl
         out_barrier[i] = barrier[p]
         out_issue[i] = issue_ns[p]
         out_route[i] = route[p]
-    return out_region_bytes[:used].copy()
+    return (out_lane, out_cluster, out_nbytes, out_region, out_region_bytes[:used].copy(),
+            out_barrier, out_issue, out_route)
