@@ -28,11 +28,11 @@ COMPLETE, ENTER, ISSUED = 0, 1, 2
 
 class EngineInput(NamedTuple):
     """Everything the event loop needs, as contiguous numpy arrays indexed by internal id
-    (lane order). One record, read by field name by both engines (numba takes a
-    NamedTuple of arrays as one argument). Every array is as narrow as its values allow
-    (ids int32: the instruction cap is far below 2^31; lanes, classes, clusters and queue
-    depths fit a byte or two): at 10^7 instructions the memory traffic of the event loop,
-    not its arithmetic, sets its pace."""
+    (a memory layout: the order of execution and of ties comes from lanes and ranks). One
+    record, read by field name by both engines (numba takes a NamedTuple of arrays as one
+    argument). Every array is as narrow as its values allow (ids int32: the instruction cap
+    is far below 2^31; lanes, classes, clusters and queue depths fit a byte or two): at 10^7
+    instructions the memory traffic of the event loop, not its arithmetic, sets its pace."""
 
     order: np.ndarray  # int32 internal id -> program id
     rank: np.ndarray  # int32 internal id -> position in lane order (ties go to the lower)
