@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hardware_presets
+from explorer.core.emulator._jit.graph import lane_sorted
 from explorer.core.emulator.engine import execute, prepare
 from explorer.core.emulator.lowering import EngineInput
+from kernels.common.program import N_PIPES, lane_order
 from kernels.vector_add import kernel as vector_add
 from tests.engine_helpers import build_program, program_specs
 
@@ -72,3 +74,21 @@ def test_a_shuffled_layout_runs_the_same_vector_add(overrides):
     chip = hardware_presets.load("910B2", **overrides)
     params = dict(n=100_000, block_dim=48, tile=1024, buffer_num=2, dtype="fp16")
     assert_same_schedule(prepare(vector_add.build(chip, params), chip), "jit", 7)
+
+
+@given(st.integers(1, 4), st.integers(1, 60), st.booleans(),
+       st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6), st.integers(0, 40)),
+                max_size=300))
+def test_the_compiled_lane_sort_is_the_programs_lane_order(cores, span, sort_seq, rows):
+    # lane order is defined once (kernels.common.program.lane_order: core, pipe, seq, id);
+    # lowering sorts by a natural merge of each lane's ascending runs, which must agree,
+    # ties of equal seq included
+    core = np.array([r[0] % cores for r in rows], np.int16)
+    pipe = np.array([r[1] for r in rows], np.int8)
+    seq = np.array([r[2] % span for r in rows], np.int32)
+    if sort_seq:
+        seq = np.sort(seq)
+    ranked, lane_ptr = lane_sorted(core, pipe, seq, N_PIPES, cores * N_PIPES)
+    np.testing.assert_array_equal(ranked, lane_order({"core": core, "pipe": pipe, "seq": seq}))
+    counts = np.bincount(core.astype(np.int64) * N_PIPES + pipe, minlength=cores * N_PIPES)
+    np.testing.assert_array_equal(np.diff(lane_ptr), counts)

@@ -13,9 +13,9 @@ from typing import NamedTuple
 import numpy as np
 
 from hardware_presets import Chip
-from kernels.common.program import N_PIPES, Program, lane_order
+from kernels.common.program import N_PIPES, Program
 
-from ._jit.graph import dependencies, gather, interleave
+from ._jit.graph import dependencies, gather, interleave, lane_sorted
 from .cost import Costs
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
@@ -84,11 +84,8 @@ def core_clusters(chip: Chip) -> np.ndarray:
 def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
     """Rank in lane order, lay out, and gather the arrays of :class:`EngineInput`."""
     c = program.cols
-    ranked = lane_order(c)
     n_lanes = len(chip.core_kinds()) * N_PIPES
-    lane_ptr = np.zeros(n_lanes + 1, np.int64)  # ranks are grouped by lane: count them
-    np.cumsum(np.bincount(c["core"].astype(np.int32) * N_PIPES + c["pipe"], minlength=n_lanes),
-              out=lane_ptr[1:])
+    ranked, lane_ptr = lane_sorted(c["core"], c["pipe"], c["seq"], N_PIPES, n_lanes)
     by_rank, order, rank, lane_next, lane_first = interleave(lane_ptr, ranked)
     dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, ranked,
                                                  by_rank)

@@ -20,6 +20,75 @@ RUN = 16
 
 
 @njit(**JIT_OPTIONS)
+def lane_sorted(core, pipe, seq, n_pipes, n_lanes):
+    """Program ids in lane order (core, pipe, seq, id), int32, and each lane's first rank
+    (``lane_ptr``, n_lanes + 1). A counting sort by lane (stable: ids ascend), then each
+    lane sorted by seq, stably. A kernel emits a lane's instructions in a few ascending runs
+    (one per stage it emits as a block), so a lane is sorted by merging its runs pairwise (a
+    natural merge sort): at 10^7 instructions ~9 ns each, against ~15 for numpy's argsort
+    of an int64 key, which also needs the key and the index in int64 (24 bytes more)."""
+    n = len(core)
+    lane_ptr = np.zeros(n_lanes + 1, np.int64)
+    for p in range(n):
+        lane_ptr[core[p] * n_pipes + pipe[p] + 1] += 1
+    for ln in range(n_lanes):
+        lane_ptr[ln + 1] += lane_ptr[ln]
+    fill = lane_ptr[:-1].copy()
+    out = np.empty(n, np.int32)
+    for p in range(n):
+        ln = core[p] * n_pipes + pipe[p]
+        out[fill[ln]] = p
+        fill[ln] += 1
+    widest = 0
+    for ln in range(n_lanes):
+        widest = max(widest, lane_ptr[ln + 1] - lane_ptr[ln])
+    spare = np.empty(widest, np.int32)
+    bounds = np.empty(widest + 1, np.int64)
+    for ln in range(n_lanes):
+        lo, hi = lane_ptr[ln], lane_ptr[ln + 1]
+        runs = 0  # bounds[:runs + 1]: the starts of the lane's ascending runs, then its end
+        for r in range(lo, hi):
+            if r == lo or seq[out[r]] < seq[out[r - 1]]:
+                bounds[runs] = r
+                runs += 1
+        bounds[runs] = hi
+        src, dst = out, spare  # spare is indexed from lo's position 0
+        base_src, base_dst, in_spare = 0, lo, False
+        while runs > 1:
+            merged = 0
+            for k in range(0, runs, 2):
+                a, m = bounds[k], bounds[k + 1]
+                z = bounds[k + 2] if k + 2 <= runs else m
+                x, y, w = a, m, a
+                while x < m and y < z:  # equal seqs: the left run's lower ids first
+                    if seq[src[y - base_src]] < seq[src[x - base_src]]:
+                        dst[w - base_dst] = src[y - base_src]
+                        y += 1
+                    else:
+                        dst[w - base_dst] = src[x - base_src]
+                        x += 1
+                    w += 1
+                while x < m:
+                    dst[w - base_dst] = src[x - base_src]
+                    x += 1
+                    w += 1
+                while y < z:
+                    dst[w - base_dst] = src[y - base_src]
+                    y += 1
+                    w += 1
+                bounds[merged] = a
+                merged += 1
+            bounds[merged] = hi
+            runs = merged
+            src, dst = dst, src
+            base_src, base_dst, in_spare = base_dst, base_src, not in_spare
+        if in_spare:  # the sorted lane ended in spare: copy it back
+            for r in range(lo, hi):
+                out[r] = spare[r - lo]
+    return out, lane_ptr
+
+
+@njit(**JIT_OPTIONS)
 def interleave(lane_ptr, ranked):
     """Internal id of each rank (lane order: lane l holds ranks lane_ptr[l]..lane_ptr[l+1]-1):
     runs of ``RUN`` ranks of a lane, ordered by the share of the lane done before the run,
