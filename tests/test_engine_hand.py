@@ -364,7 +364,7 @@ def test_run_refuses_programs_above_the_instruction_cap(engine, monkeypatch):
     def no_work(*args, **kwargs):
         raise AssertionError("the cap must be checked before any work")
 
-    monkeypatch.setattr(engine_module, "compute_costs", no_work)
+    monkeypatch.setattr(engine_module, "prepare", no_work)
     with pytest.raises(InputError) as err:
         run(program, tiny(), engine=engine, max_instructions=2)
     assert err.value.field == "instructions" and err.value.value == 3

@@ -17,10 +17,10 @@ from kernels.common.program import TRIM_ABOVE, Level, Pipe, Program, ProgramBuil
 
 from ..i18n import t
 from ._jit.events import MAX_INSTRUCTIONS, run_events
-from .cost import compute_costs
 from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
 from .reference import run_reference
 from .schedule import Schedule
+from .side_thread import side_thread
 
 ENGINES = ("jit", "reference")
 #: the message id of what a deadlock says; ``DeadlockError.values`` fill it
@@ -44,14 +44,17 @@ class DeadlockError(RuntimeError):
 
 
 def run_jit(inp: EngineInput) -> Schedule:
-    """Execute a lowered program with the numba event loop."""
+    """Execute a lowered program with the numba event loop (the schedule's arrays are
+    made on a side thread meanwhile)."""
     n = inp.n
-    start, end = np.full(n, np.nan), np.full(n, np.nan)
-    served = np.zeros(n, np.int8)
-    seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
-    nseg = run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS,
-                           TOL_BYTES)
-    return Schedule.from_internal(inp, start, end, served, seg[:nseg])
+    with side_thread(n) as helper:
+        blank = helper.submit(Schedule.blank, n)
+        start, end = np.full(n, np.nan), np.full(n, np.nan)
+        served = np.zeros(n, np.int8)
+        seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
+        nseg = run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS,
+                          TOL_BYTES)
+        return Schedule.from_internal(inp, start, end, served, seg[:nseg], blank.result())
 
 
 def run(program: Program, chip: Chip, *, engine: str = "jit",
@@ -74,9 +77,9 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
 
 
 def prepare(program: Program, chip: Chip) -> EngineInput:
-    """Cost model and lowering: the numpy pass before the event loop. The costs and the
+    """Cost model and lowering: the passes before the event loop. The costs and the
     lowering's temporaries are dropped by then; their pages go back to the system."""
-    inp = lower(program, compute_costs(program, chip), chip)
+    inp = lower(program, chip)
     if inp.n >= TRIM_ABOVE:
         return_freed_memory()
     return inp

@@ -16,7 +16,8 @@ from hardware_presets import Chip
 from kernels.common.program import N_PIPES, Program
 
 from ._jit.graph import dependencies, gather, interleave, lane_sorted
-from .cost import Costs
+from .cost import compute_costs
+from .side_thread import side_thread
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
 TOL_BYTES = 1e-3
@@ -81,19 +82,26 @@ def core_clusters(chip: Chip) -> np.ndarray:
     return np.array([uniq[key] for key in ids], np.int64)
 
 
-def lower(program: Program, costs: Costs, chip: Chip) -> EngineInput:
-    """Rank in lane order, lay out, and gather the arrays of :class:`EngineInput`."""
+def lower(program: Program, chip: Chip) -> EngineInput:
+    """Cost, rank in lane order, lay out, and gather the arrays of :class:`EngineInput`.
+
+    The passes that do not need each other's results run side by side (``side_thread``):
+    the cost model beside the lane sort and layout, the successor graph beside the gather
+    (at 10^6 instructions, 82 -> 51 ns each on two cores)."""
     c = program.cols
     n_lanes = len(chip.core_kinds()) * N_PIPES
-    ranked, lane_ptr = lane_sorted(c["core"], c["pipe"], c["seq"], N_PIPES, n_lanes)
-    by_rank, order, rank, lane_next, lane_first = interleave(lane_ptr, ranked)
-    dep_count, succ_ptr, succ_idx = dependencies(program.dep_ptr, program.dep_idx, ranked,
-                                                 by_rank)
+    with side_thread(len(program)) as helper:
+        costs = helper.submit(compute_costs, program, chip)
+        ranked, lane_ptr = lane_sorted(c["core"], c["pipe"], c["seq"], N_PIPES, n_lanes)
+        by_rank, order, rank, lane_next, lane_first = interleave(lane_ptr, ranked)
+        graph = helper.submit(dependencies, program.dep_ptr, program.dep_idx, ranked, by_rank)
+        costs = costs.result()
+        lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, route = gather(
+            order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
+            program.region_bytes.astype(float), c["barrier"],
+            core_clusters(chip).astype(np.int8), costs.issue_ns, costs.route)
+        dep_count, succ_ptr, succ_idx = graph.result()
     del ranked, by_rank
-    lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, route = gather(
-        order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
-        program.region_bytes.astype(float), c["barrier"], core_clusters(chip).astype(np.int8),
-        costs.issue_ns, costs.route)
     core_of_lane = np.arange(n_lanes) // N_PIPES
     members = np.flatnonzero(barrier >= 0)  # grouped, each group in rank order
     members = members[np.lexsort((rank[members], barrier[members]))]

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .side_thread import side_thread
+
 SERVED_NONE, SERVED_HBM, SERVED_L2, SERVED_MULTICAST = 0, 1, 2, 3
 SERVED_NAMES = ("", "HBM", "L2", "multicast")
 
@@ -20,14 +22,32 @@ class Schedule:
     served: np.ndarray  # SERVED_* per instruction
     segments: np.ndarray  # rows (t0_ns, t1_ns, hbm_bytes_per_ns, l2_bytes_per_ns)
 
+    @staticmethod
+    def blank(n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The arrays ``from_internal`` fills (times as rows of one array), every page
+        already written: made on a side thread while the event loop runs, their page faults
+        cost the loop nothing."""
+        times, served = np.empty((3, n)), np.empty(n, np.int8)
+        times.fill(0.0)
+        served.fill(0)
+        return times, served
+
     @classmethod
-    def from_internal(cls, inp, start, end, served, segments) -> Schedule:
-        """Map arrays indexed by internal (lane-ordered) id back to program ids."""
+    def from_internal(cls, inp, start, end, served, segments, blank=None) -> Schedule:
+        """Map arrays indexed by internal id back to program ids (into ``blank`` when
+        given), each half of the ids on its own thread."""
         from ._jit.scatter import by_program  # here: the loop imports this module
 
+        n = len(start)
+        times, out_served = blank if blank is not None else cls.blank(n)
+        parts = (inp.order, inp.route, inp.issue_ns, start, end, np.asarray(served, np.int8),
+                 times, out_served)
+        with side_thread(n) as helper:
+            first = helper.submit(by_program, *parts, 0, n // 2)
+            by_program(*parts, n // 2, n)
+            first.result()
         seg = np.asarray(segments, float).reshape(-1, 4)
-        return cls(*by_program(inp.order, inp.route, inp.issue_ns, start, end,
-                               np.asarray(served, np.int8)), seg)
+        return cls(times[0], times[1], times[2], out_served, seg)
 
     @property
     def unfinished(self) -> np.ndarray:

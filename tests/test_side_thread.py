@@ -1,0 +1,43 @@
+"""Lowering and mapping back on a side thread change nothing but the time: the same
+schedule, bit for bit, and the same refusals, raised where the caller can catch them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hardware_presets
+from explorer.core.emulator import side_thread
+from explorer.core.emulator.engine import run
+from hardware_presets.errors import InputError
+from kernels.common.program import Level, Pipe, ProgramBuilder
+from kernels.vector_add import kernel as vector_add
+
+FIELDS = ("start_ns", "end_ns", "issue_end_ns", "served", "segments")
+
+
+@pytest.fixture(params=["side thread", "one thread"])
+def threads(request, monkeypatch):
+    monkeypatch.setattr(side_thread, "SIDE_THREAD_FROM", 0 if request.param == "side thread"
+                        else 10**12)
+    return request.param
+
+
+@pytest.mark.parametrize("engine", ["jit", "reference"])
+def test_a_side_thread_runs_the_same_schedule(engine, monkeypatch):
+    chip = hardware_presets.load("910B2", cluster_size=2, l2_MiB=1)
+    program = vector_add.build(chip, dict(n=20_000, block_dim=48, tile=256, dtype="fp16"))
+    schedules = {}
+    for label, start_from in (("side", 0), ("one", 10**12)):
+        monkeypatch.setattr(side_thread, "SIDE_THREAD_FROM", start_from)
+        schedules[label] = run(program, chip, engine=engine)
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(schedules["side"], name),
+                                      getattr(schedules["one"], name), name)
+
+
+def test_a_cost_model_refusal_comes_back_from_the_side_thread(threads):
+    b = ProgramBuilder("fixpipe")  # the 910 has no FixPipe: the cost model refuses
+    b.transfer(0, Pipe.FIX, "Fixpipe", Level.L0C, Level.GM, 64, 0)
+    with pytest.raises(InputError) as err:
+        run(b.build(), hardware_presets.load("910"))
+    assert err.value.field == "pipe" and err.value.value == "FIX"
