@@ -35,6 +35,7 @@ from .parts import (
     RESIDENT,
     heap_pop,
     heap_push,
+    less,
     lru_append,
     lru_unlink,
 )
@@ -126,7 +127,13 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     arrived = np.zeros(len(bar_ptr) - 1, np.int64)
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
     in_pool = np.zeros(2, np.int64)  # transfers flowing from HBM and from L2
-    ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
+    # each class's finish tags (virtual clock at entry + bytes, with the COMPLETE key): in
+    # a queue while they come in ascending order, as copies of one size entering one after
+    # the other do (then taking the first costs one step, not a heap's log), in a min-heap
+    # when one does not; the next to finish is the least of the two fronts
+    ctag, cidx, hsz = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64), np.zeros(n_cls, np.int64)
+    qtag, qidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
+    qhead, qlen = np.zeros(n_cls, np.int64), np.zeros(n_cls, np.int64)
     fin = np.zeros(n_cls * cap, np.int64)  # COMPLETE keys of transfers done at ``now``, ascending
     fin_p, fin_n = 0, 0  # fin[fin_p:fin_n] are still to be completed
     most_succ = 0  # (np.diff would allocate an array of n)
@@ -157,8 +164,15 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             t_v = now
             k = route_class[route[i] + 1, POOL_L2 if served[i] == SERVED_L2 else POOL_HBM,
                             lane[i]]
-            cnt[k] = heap_push(ctag, cidx, k * cap, cnt[k], vclock[k] + nbytes[i],
-                               _key(rank[i], i, COMPLETE))
+            tag, key = vclock[k] + nbytes[i], _key(rank[i], i, COMPLETE)
+            last = k * cap + (qhead[k] + qlen[k] - 1) % cap
+            if qlen[k] == 0 or less(qtag[last], qidx[last], tag, key):
+                last = k * cap + (qhead[k] + qlen[k]) % cap
+                qtag[last], qidx[last] = tag, key
+                qlen[k] += 1
+            else:
+                hsz[k] = heap_push(ctag, cidx, k * cap, hsz[k], tag, key)
+            cnt[k] += 1
             in_pool[class_pool[k]] += 1
             dirty = True
             n_flowing_classes = max(n_flowing_classes, k + 1)
@@ -267,7 +281,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         hbm += rate[k] * cnt[k]
                     else:
                         l2 += rate[k] * cnt[k]
-                    left = ctag[k * cap] - vclock[k]
+                    left = ctag[k * cap] if hsz[k] > 0 else np.inf
+                    if qlen[k] > 0:
+                        left = min(left, qtag[k * cap + qhead[k]])
+                    left -= vclock[k]
                     t_flow = min(t_flow, now + left / rate[k])
                     t_check = min(t_check, now + (left - tol) / rate[k])
         t_event = ev_t[0] if n_ev > 0 else np.inf
@@ -285,14 +302,24 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 fin[q] = fin[fin_p + q]
             fin_p = 0
             for k in range(n_flowing_classes):
-                while cnt[k] > 0 and ctag[k * cap] - vclock[k] <= tol:
+                while cnt[k] > 0:  # the least (tag, key) of the queue's and heap's fronts
+                    f = k * cap + qhead[k]
+                    queued = qlen[k] > 0 and (hsz[k] == 0 or less(
+                        qtag[f], qidx[f], ctag[k * cap], cidx[k * cap]))
+                    tag, key = (qtag[f], qidx[f]) if queued else (ctag[k * cap], cidx[k * cap])
+                    if tag - vclock[k] > tol:
+                        break
                     j = fin_n
-                    while j > 0 and fin[j - 1] > cidx[k * cap]:
+                    while j > 0 and fin[j - 1] > key:
                         fin[j] = fin[j - 1]
                         j -= 1
-                    fin[j] = cidx[k * cap]
+                    fin[j] = key
                     fin_n += 1
-                    heap_pop(ctag, cidx, k * cap, cnt[k])
+                    if queued:
+                        qhead[k] = qhead[k] + 1 if qhead[k] + 1 < cap else 0
+                        qlen[k] -= 1
+                    else:
+                        hsz[k] = heap_pop(ctag, cidx, k * cap, hsz[k])
                     cnt[k] -= 1
                     in_pool[class_pool[k]] -= 1
                     dirty = True
