@@ -131,9 +131,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     # a queue while they come in ascending order, as copies of one size entering one after
     # the other do (then taking the first costs one step, not a heap's log), in a min-heap
     # when one does not; the next to finish is the least of the two fronts
-    ctag, cidx, hsz = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64), np.zeros(n_cls, np.int64)
+    ctag, cidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
     qtag, qidx = np.zeros(n_cls * cap), np.zeros(n_cls * cap, np.int64)
-    qhead, qlen = np.zeros(n_cls, np.int64), np.zeros(n_cls, np.int64)
+    hsz, qhead = np.zeros(n_cls, np.int64), np.zeros(n_cls, np.int64)  # heap size, queue
+    qlen = np.zeros(n_cls, np.int64)  # front and length (a ring of cap entries per class)
     fin = np.zeros(n_cls * cap, np.int64)  # COMPLETE keys of transfers done at ``now``, ascending
     fin_p, fin_n = 0, 0  # fin[fin_p:fin_n] are still to be completed
     most_succ = 0  # (np.diff would allocate an array of n)
