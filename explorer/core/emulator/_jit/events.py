@@ -166,10 +166,12 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             k = route_class[route[i] + 1, POOL_L2 if served[i] == SERVED_L2 else POOL_HBM,
                             lane[i]]
             tag, key = vclock[k] + nbytes[i], _key(rank[i], i, COMPLETE)
-            last = k * cap + (qhead[k] + qlen[k] - 1) % cap
-            if qlen[k] == 0 or less(qtag[last], qidx[last], tag, key):
-                last = k * cap + (qhead[k] + qlen[k]) % cap
-                qtag[last], qidx[last] = tag, key
+            slot = qhead[k] + qlen[k]  # the ring's next slot (no %: a division)
+            if slot >= cap:
+                slot -= cap
+            last = slot - 1 if slot > 0 else cap - 1
+            if qlen[k] == 0 or less(qtag[k * cap + last], qidx[k * cap + last], tag, key):
+                qtag[k * cap + slot], qidx[k * cap + slot] = tag, key
                 qlen[k] += 1
             else:
                 hsz[k] = heap_push(ctag, cidx, k * cap, hsz[k], tag, key)
@@ -266,28 +268,33 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, _key(rank[i], i, ENTER))
             wait_tail[ln] = i
         n_todo = 0
-        if dirty:  # the set of flowing transfers changed: share the bandwidth again
-            for pool in range(2):  # max-min fair rates; classes sorted by (pool, cap)
-                left, remaining = pool_bw[pool], in_pool[pool]
-                for k in range(n_cls):
-                    if class_pool[k] == pool:
-                        rate[k] = min(class_cap[k], left / remaining) if cnt[k] > 0 else 0.0
-                        left -= rate[k] * cnt[k]
-                        remaining -= cnt[k]
-            dirty = False
+        if dirty:  # the set of flowing transfers changed: share the bandwidth again, by
+            dirty = False  # max-min fair rates (classes sorted by (pool, cap): one pass)
+            hbm_left, hbm_flows, l2_left, l2_flows = pool_bw[0], in_pool[0], pool_bw[1], \
+                in_pool[1]
             hbm, l2, t_flow, t_check = 0.0, 0.0, np.inf, np.inf
-            for k in range(n_flowing_classes):  # rates are now fixed until the next change,
-                if cnt[k] > 0:  # so each class's next finish is a fixed moment
-                    if class_pool[k] == 0:
-                        hbm += rate[k] * cnt[k]
-                    else:
-                        l2 += rate[k] * cnt[k]
-                    left = ctag[k * cap] if hsz[k] > 0 else np.inf
-                    if qlen[k] > 0:
-                        left = min(left, qtag[k * cap + qhead[k]])
-                    left -= vclock[k]
-                    t_flow = min(t_flow, now + left / rate[k])
-                    t_check = min(t_check, now + (left - tol) / rate[k])
+            for k in range(n_flowing_classes):  # (no class above has ever had a member)
+                if cnt[k] == 0:
+                    rate[k] = 0.0
+                    continue
+                if class_pool[k] == POOL_HBM:
+                    rate[k] = min(class_cap[k], hbm_left / hbm_flows)
+                    hbm_left -= rate[k] * cnt[k]
+                    hbm_flows -= cnt[k]
+                    hbm += rate[k] * cnt[k]
+                else:
+                    rate[k] = min(class_cap[k], l2_left / l2_flows)
+                    l2_left -= rate[k] * cnt[k]
+                    l2_flows -= cnt[k]
+                    l2 += rate[k] * cnt[k]
+                # rates are now fixed until the next change, so each class's next finish
+                # is a fixed moment
+                left = ctag[k * cap] if hsz[k] > 0 else np.inf
+                if qlen[k] > 0:
+                    left = min(left, qtag[k * cap + qhead[k]])
+                left -= vclock[k]
+                t_flow = min(t_flow, now + left / rate[k])
+                t_check = min(t_check, now + (left - tol) / rate[k])
         t_event = ev_t[0] if n_ev > 0 else np.inf
         if fin_p < fin_n:  # transfers found done are due now
             t_event = now
