@@ -31,6 +31,7 @@ from ..config import JIT_OPTIONS
 from ..cost import GM_WRITE, POOL_HBM, POOL_L2
 from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
+from .prefetch import prefetch
 from .parts import (
     RESIDENT,
     heap_pop,
@@ -194,6 +195,20 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                                      slot_owner[ln] + ISSUED)
                 continue
             head[ln] = lane_next[i]
+            nxt = head[ln]
+            if nxt >= 0:
+                prefetch(deps_left, nxt)
+                prefetch(route, nxt)
+                prefetch(rank, nxt)
+                prefetch(issue_ns, nxt)
+                prefetch(lane_next, nxt)
+                prefetch(barrier, nxt)
+                prefetch(start, nxt)
+                r = region[nxt]  # (read in a run: cached but at the run's first)
+                if r >= 0:
+                    prefetch(lru, r)
+                    prefetch(filler, r)
+            prefetch(succ_idx, succ_ptr[i])  # read when it completes
             in_flight[ln] += 1
             start[i] = now
             if route[i] < 0:
@@ -420,6 +435,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     lru[r, RESIDENT] = 1
                     l2_used += region_bytes[r]
                 lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
+                prefetch(lru, lru_head)  # the next to be evicted, long untouched
+                prefetch(region_bytes, lru_head)
         if streaming[ln] == i:  # the lane's next copy streams once it has entered
             streaming[ln] = -1
             h = wait_head[ln]
