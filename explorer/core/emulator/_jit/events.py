@@ -31,7 +31,6 @@ from ..config import JIT_OPTIONS
 from ..cost import GM_WRITE, POOL_HBM, POOL_L2
 from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
-from .prefetch import prefetch
 from .parts import (
     RESIDENT,
     heap_pop,
@@ -40,6 +39,7 @@ from .parts import (
     lru_append,
     lru_unlink,
 )
+from .prefetch import prefetch
 
 PENDING, FILL_WAIT = 1, 3  # where a copy waits to stream
 ID_BITS = 30  # bits of an internal id in an event key
