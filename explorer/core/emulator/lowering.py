@@ -98,7 +98,7 @@ def lower(program: Program, chip: Chip) -> EngineInput:
         costs = costs.result()
         lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, route = gather(
             order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
-            program.region_bytes.astype(float), c["barrier"],
+            program.region_bytes, c["barrier"],
             core_clusters(chip).astype(np.int8), costs.issue_ns, costs.route)
         dep_count, succ_ptr, succ_idx = graph.result()
     del ranked, by_rank

@@ -77,7 +77,7 @@ def scan(kind, core, src, dst, pipe, nbytes, scalar_cycles, clock, dma, burst_by
             issue[i] = cycles * 1000.0 / clock[cr]
             route[i], used[r, cr] = r, True
     starts = np.cumsum(count)
-    rows, fill = np.empty(starts[-1], np.int64), starts[:-1].copy()
+    rows, fill = np.empty(starts[-1], np.int32), starts[:-1].copy()
     for i in range(n):
         g = formula_group(kind, src, dst, i)
         if g >= 0:

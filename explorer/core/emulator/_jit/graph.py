@@ -154,14 +154,16 @@ def dependencies(dep_ptr, dep_idx, ranked, by_rank):
             succ_ptr[inverse[dep_idx[q]] + 1] += 1
     for i in range(n):
         succ_ptr[i + 1] += succ_ptr[i]
-    fill = succ_ptr[:-1].copy()
     succ_idx = np.empty(succ_ptr[n], np.int32)
     for r in range(n):  # ascending rank: every successor list comes out in rank order
-        p = ranked[r]
+        p = ranked[r]  # (succ_ptr[d] is d's cursor meanwhile: it ends at d + 1's start)
         for q in range(dep_ptr[p], dep_ptr[p + 1]):
             d = inverse[dep_idx[q]]
-            succ_idx[fill[d]] = by_rank[r]
-            fill[d] += 1
+            succ_idx[succ_ptr[d]] = by_rank[r]
+            succ_ptr[d] += 1
+    for i in range(n, 0, -1):  # each cursor back to its list's start
+        succ_ptr[i] = succ_ptr[i - 1]
+    succ_ptr[0] = 0
     return dep_count, succ_ptr, succ_idx
 
 
@@ -188,11 +190,13 @@ def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cl
         r = region[p]
         if r >= 0 and renumber[r] < 0:
             renumber[r] = used
-            out_region_bytes[used] = region_bytes[r]
+            out_region_bytes[used] = np.float64(region_bytes[r])
             used += 1
         out_region[i] = renumber[r] if r >= 0 else -1
         out_barrier[i] = barrier[p]
         out_issue[i] = issue_ns[p]
         out_route[i] = route[p]
-    return (out_lane, out_cluster, out_nbytes, out_region, out_region_bytes[:used].copy(),
+    if used < len(region_bytes):  # (a region no instruction names is left out)
+        out_region_bytes = out_region_bytes[:used].copy()
+    return (out_lane, out_cluster, out_nbytes, out_region, out_region_bytes,
             out_barrier, out_issue, out_route)
