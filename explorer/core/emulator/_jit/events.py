@@ -196,7 +196,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 continue
             head[ln] = lane_next[i]
             nxt = head[ln]
-            if nxt >= 0:
+            if nxt >= 0:  # its lines, read when it comes to start (and complete)
                 prefetch(deps_left, nxt)
                 prefetch(route, nxt)
                 prefetch(rank, nxt)
@@ -204,11 +204,9 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 prefetch(lane_next, nxt)
                 prefetch(barrier, nxt)
                 prefetch(start, nxt)
-                r = region[nxt]  # (read in a run: cached but at the run's first)
-                if r >= 0:
-                    prefetch(lru, r)
-                    prefetch(filler, r)
-            prefetch(succ_idx, succ_ptr[i])  # read when it completes
+                prefetch(nbytes, nxt)
+                prefetch(region, nxt)
+                prefetch(succ_ptr, nxt)
             in_flight[ln] += 1
             start[i] = now
             if route[i] < 0:
