@@ -20,7 +20,6 @@ from ._jit.events import MAX_INSTRUCTIONS, run_events
 from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
 from .reference import run_reference
 from .schedule import Schedule
-from .side_thread import side_thread
 
 ENGINES = ("jit", "reference")
 #: the message id of what a deadlock says; ``DeadlockError.values`` fill it
@@ -44,17 +43,13 @@ class DeadlockError(RuntimeError):
 
 
 def run_jit(inp: EngineInput) -> Schedule:
-    """Execute a lowered program with the numba event loop (the schedule's arrays are
-    made on a side thread meanwhile)."""
+    """Execute a lowered program with the numba event loop."""
     n = inp.n
-    with side_thread(n) as helper:
-        blank = helper.submit(Schedule.blank, n)
-        start, end = np.full(n, np.nan), np.full(n, np.nan)
-        served = np.zeros(n, np.int8)
-        seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
-        nseg = run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS,
-                          TOL_BYTES)
-        return Schedule.from_internal(inp, start, end, served, seg[:nseg], blank.result())
+    start, end = np.full(n, np.nan), np.full(n, np.nan)
+    served = np.zeros(n, np.int8)
+    seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
+    nseg = run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS, TOL_BYTES)
+    return Schedule.from_internal(inp, start, end, served, seg[:nseg].copy())
 
 
 def run(program: Program, chip: Chip, *, engine: str = "jit",

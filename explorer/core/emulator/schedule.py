@@ -22,24 +22,16 @@ class Schedule:
     served: np.ndarray  # SERVED_* per instruction
     segments: np.ndarray  # rows (t0_ns, t1_ns, hbm_bytes_per_ns, l2_bytes_per_ns)
 
-    @staticmethod
-    def blank(n: int) -> tuple[np.ndarray, np.ndarray]:
-        """The arrays ``from_internal`` fills (times as rows of one array), every page
-        already written: made on a side thread while the event loop runs, their page faults
-        cost the loop nothing."""
-        times, served = np.empty((3, n)), np.empty(n, np.int8)
-        times.fill(0.0)
-        served.fill(0)
-        return times, served
-
     @classmethod
-    def from_internal(cls, inp, start, end, served, segments, blank=None) -> Schedule:
-        """Map arrays indexed by internal id back to program ids (into ``blank`` when
-        given), each half of the ids on its own thread."""
+    def from_internal(cls, inp, start, end, served, segments) -> Schedule:
+        """Map arrays indexed by internal id back to program ids, each half of the ids on
+        its own thread (``side_thread``). The schedule's arrays are made here, after the
+        loop has dropped its own: made while it runs, they raised the peak at 10^7
+        instructions above 200 bytes each."""
         from ._jit.scatter import by_program  # here: the loop imports this module
 
         n = len(start)
-        times, out_served = blank if blank is not None else cls.blank(n)
+        times, out_served = np.empty((3, n)), np.empty(n, np.int8)
         parts = (inp.order, inp.route, inp.issue_ns, start, end, np.asarray(served, np.int8),
                  times, out_served)
         with side_thread(n) as helper:
