@@ -2,6 +2,8 @@
 schedule, bit for bit, and the same refusals, raised where the caller can catch them."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -41,3 +43,18 @@ def test_a_cost_model_refusal_comes_back_from_the_side_thread(threads):
     with pytest.raises(InputError) as err:
         run(b.build(), hardware_presets.load("910"))
     assert err.value.field == "pipe" and err.value.value == "FIX"
+
+
+def test_a_thread_that_cannot_start_runs_the_call_at_once(monkeypatch):
+    # the puzzle sandbox caps the address space: a thread's stack may not fit
+    def refused(self, fn, *args, **kwargs):
+        raise RuntimeError("can't start new thread")
+
+    chip = hardware_presets.load("910B2")
+    program = vector_add.build(chip, dict(n=20_000, block_dim=48, tile=256, dtype="fp16"))
+    expected = run(program, chip)
+    monkeypatch.setattr(side_thread, "SIDE_THREAD_FROM", 0)
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", refused)
+    got = run(program, chip)
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), name)

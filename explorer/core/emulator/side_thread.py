@@ -31,6 +31,24 @@ class _Now:
         return done
 
 
+class _Thread(_Now):
+    """One worker thread; a call it cannot start a thread for (a sandbox's address-space
+    limit, a process out of threads) runs at once instead: slower, never a failure."""
+
+    def __enter__(self) -> _Thread:
+        self.pool = ThreadPoolExecutor(1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.pool.shutdown(wait=True)
+
+    def submit(self, fn, *args) -> Future:
+        try:
+            return self.pool.submit(fn, *args)
+        except RuntimeError:  # "can't start new thread"
+            return super().submit(fn, *args)
+
+
 def side_thread(instructions: int):
     """An executor (a context manager with ``submit``) for a program of this size."""
-    return ThreadPoolExecutor(1) if instructions >= SIDE_THREAD_FROM else _Now()
+    return _Thread() if instructions >= SIDE_THREAD_FROM else _Now()
