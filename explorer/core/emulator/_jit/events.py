@@ -32,11 +32,15 @@ from ..cost import GM_WRITE, POOL_HBM, POOL_L2
 from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from .parts import (
-    RESIDENT,
+    FILL_WAIT,
+    FILLER,
+    PREV,
+    REGION_COLUMNS,
     heap_pop,
     heap_push,
     less,
     lru_append,
+    lru_holds,
     lru_unlink,
 )
 from .prefetch import prefetch
@@ -120,10 +124,9 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     n_mc, n_rmc = (n, n_reg) if clustered else (0, 0)
     join_head, join_next = np.full(n_mc, -1, np.int32), np.full(n_mc, -1, np.int32)
     inflight_head, inflight_next = np.full(n_rmc, -1, np.int32), np.full(n_mc, -1, np.int32)
-    filler = np.full(n_reg, -1, np.int32)  # the HBM read filling each region into L2
-    fill_wait_head = np.full(n_reg, -1, np.int32)  # reads waiting for each region's fill
-    lru = np.full((n_reg, 3), -1, np.int32)  # L2: parts.PREV, NEXT, RESIDENT
-    lru[:, RESIDENT] = 0
+    # per region (parts.PREV, NEXT, FILLER, FILL_WAIT): L2's LRU list, the HBM read filling
+    # it into L2, the reads waiting for that fill
+    lru = np.full((n_reg, REGION_COLUMNS), -1, np.int32)
     lru_head, lru_tail, l2_used = -1, -1, 0.0  # bytes in use: whole numbers, sums exact
     arrived = np.zeros(len(bar_ptr) - 1, np.int64)
     vclock, cnt, rate = np.zeros(n_cls), np.zeros(n_cls, np.int64), np.zeros(n_cls)
@@ -232,7 +235,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 n_todo += 1
             if route_gm[route[i] + 1] == GM_WRITE:  # write-back L2: a resident region takes it
                 r = region[i]
-                if r >= 0 and lru[r, RESIDENT]:
+                if r >= 0 and lru_holds(lru, r, lru_head):
                     lru_head, lru_tail = lru_unlink(lru, r, lru_head, lru_tail)
                     lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
                     served[i] = SERVED_L2
@@ -251,20 +254,20 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         continue
                     inflight_next[i] = inflight_head[r]
                     inflight_head[r] = i
-                if r >= 0 and lru[r, RESIDENT]:
+                if r >= 0 and lru_holds(lru, r, lru_head):
                     lru_head, lru_tail = lru_unlink(lru, r, lru_head, lru_tail)
                     lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
                     served[i] = SERVED_L2
-                elif r >= 0 and filler[r] >= 0:  # wait for the fill in flight, then L2
+                elif r >= 0 and lru[r, FILLER] >= 0:  # wait for the fill in flight, then L2
                     served[i] = SERVED_L2
                     pend[i] = FILL_WAIT
-                    link[i] = fill_wait_head[r]
-                    fill_wait_head[r] = i
+                    link[i] = lru[r, FILL_WAIT]
+                    lru[r, FILL_WAIT] = i
                     continue
                 else:
                     served[i] = SERVED_HBM
                     if r >= 0:
-                        filler[r] = i
+                        lru[r, FILLER] = i
             te = now + issue_ns[i] + route_latency[route[i] + 1, ln]
             if nbytes[i] <= tol:  # nothing to stream: done when its latency is over
                 n_ev = heap_push(ev_t, ev_k, 0, n_ev, te, _key(rank[i], i, COMPLETE))
@@ -406,10 +409,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                                          + route_latency[route[j] + 1, lane[j]]),
                                      _key(rank[j], j, COMPLETE))
                     j = join_next[j]
-            if r >= 0 and filler[r] == i:  # reads waiting for this fill stream from L2
-                filler[r] = -1
-                j = fill_wait_head[r]
-                fill_wait_head[r] = -1
+            if r >= 0 and lru[r, FILLER] == i:  # reads waiting for this fill stream from L2
+                lru[r, FILLER] = -1
+                j = lru[r, FILL_WAIT]
+                lru[r, FILL_WAIT] = -1
                 while j >= 0:
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
                                      max(now, start[j] + issue_ns[j]
@@ -419,18 +422,16 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     link[j] = -1
                     j = nxt
             if r >= 0 and served[i] != SERVED_L2 and (
-                    lru[r, RESIDENT] or region_bytes[r] <= l2_capacity):
+                    lru_holds(lru, r, lru_head) or region_bytes[r] <= l2_capacity):
                 # its region is now the most recently used in L2, where it may have to
                 # evict the least recently used (a region larger than L2 never stays)
-                if lru[r, RESIDENT]:
+                if lru_holds(lru, r, lru_head):
                     lru_head, lru_tail = lru_unlink(lru, r, lru_head, lru_tail)
                 else:
                     while l2_used + region_bytes[r] > l2_capacity:
                         old = lru_head
                         lru_head, lru_tail = lru_unlink(lru, old, lru_head, lru_tail)
-                        lru[old, RESIDENT] = 0
                         l2_used -= region_bytes[old]
-                    lru[r, RESIDENT] = 1
                     l2_used += region_bytes[r]
                 lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
                 prefetch(lru, lru_head)  # the next to be evicted, long untouched

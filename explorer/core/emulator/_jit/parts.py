@@ -57,12 +57,22 @@ def heap_pop(ht, hk, base, size):
     return size
 
 
-#: columns of the L2 state (int32), one row per region: its neighbours in the LRU list (-1:
-#: none) and whether it is resident. One array, not three: numba reference-counts every
+#: columns of the per-region state (int32), one row per region: its neighbours in the L2
+#: LRU list (-1: none), the HBM read filling it into L2 (-1: none) and the first of the
+#: reads waiting for that fill (-1: none). One array, not four: numba reference-counts every
 #: array an inlined helper takes, with an atomic operation each time (at ~70 ns per install
-#: with four arrays, the most expensive thing the loop did); the list's ends are plain
-#: numbers the helpers take and return.
-PREV, NEXT, RESIDENT = 0, 1, 2
+#: with four arrays, the most expensive thing the loop did), and a copy that reads a region
+#: for the first time missed the cache once per array (16-byte rows: one line). The list's
+#: ends are plain numbers the helpers take and return; a region is resident when it has a
+#: predecessor or heads the list (``lru_holds``).
+PREV, NEXT, FILLER, FILL_WAIT = 0, 1, 2, 3
+REGION_COLUMNS = 4
+
+
+@njit(inline="always", **JIT_OPTIONS)
+def lru_holds(lru, r, head):
+    """Whether region r is resident in L2 (in the list)."""
+    return lru[r, PREV] >= 0 or head == r
 
 
 @njit(inline="always", **JIT_OPTIONS)
