@@ -34,7 +34,6 @@ from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from .parts import (
     FILL_WAIT,
     FILLER,
-    PREV,
     REGION_COLUMNS,
     heap_pop,
     heap_push,
