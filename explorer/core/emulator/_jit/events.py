@@ -32,9 +32,9 @@ from ..cost import GM_WRITE, POOL_HBM, POOL_L2
 from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from .parts import (
-    FILL_WAIT,
     FILLER,
     REGION_COLUMNS,
+    WAITERS,
     heap_pop,
     heap_push,
     less,
@@ -123,7 +123,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
     n_mc, n_rmc = (n, n_reg) if clustered else (0, 0)
     join_head, join_next = np.full(n_mc, -1, np.int32), np.full(n_mc, -1, np.int32)
     inflight_head, inflight_next = np.full(n_rmc, -1, np.int32), np.full(n_mc, -1, np.int32)
-    # per region (parts.PREV, NEXT, FILLER, FILL_WAIT): L2's LRU list, the HBM read filling
+    # per region (parts.PREV, NEXT, FILLER, WAITERS): L2's LRU list, the HBM read filling
     # it into L2, the reads waiting for that fill
     lru = np.full((n_reg, REGION_COLUMNS), -1, np.int32)
     lru_head, lru_tail, l2_used = -1, -1, 0.0  # bytes in use: whole numbers, sums exact
@@ -260,8 +260,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 elif r >= 0 and lru[r, FILLER] >= 0:  # wait for the fill in flight, then L2
                     served[i] = SERVED_L2
                     pend[i] = FILL_WAIT
-                    link[i] = lru[r, FILL_WAIT]
-                    lru[r, FILL_WAIT] = i
+                    link[i] = lru[r, WAITERS]
+                    lru[r, WAITERS] = i
                     continue
                 else:
                     served[i] = SERVED_HBM
@@ -410,8 +410,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     j = join_next[j]
             if r >= 0 and lru[r, FILLER] == i:  # reads waiting for this fill stream from L2
                 lru[r, FILLER] = -1
-                j = lru[r, FILL_WAIT]
-                lru[r, FILL_WAIT] = -1
+                j = lru[r, WAITERS]
+                lru[r, WAITERS] = -1
                 while j >= 0:
                     n_ev = heap_push(ev_t, ev_k, 0, n_ev,
                                      max(now, start[j] + issue_ns[j]

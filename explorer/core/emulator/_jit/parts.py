@@ -65,7 +65,7 @@ def heap_pop(ht, hk, base, size):
 #: for the first time missed the cache once per array (16-byte rows: one line). The list's
 #: ends are plain numbers the helpers take and return; a region is resident when it has a
 #: predecessor or heads the list (``lru_holds``).
-PREV, NEXT, FILLER, FILL_WAIT = 0, 1, 2, 3
+PREV, NEXT, FILLER, WAITERS = 0, 1, 2, 3
 REGION_COLUMNS = 4
 
 
