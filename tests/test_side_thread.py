@@ -58,3 +58,20 @@ def test_a_thread_that_cannot_start_runs_the_call_at_once(monkeypatch):
     got = run(program, chip)
     for name in FIELDS:
         np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), name)
+
+
+@pytest.mark.parametrize("column, value, field", [("core", 72, "core"), ("core", -1, "core"),
+                                                  ("pipe", 7, "pipe"), ("pipe", -2, "pipe")])
+def test_a_lane_the_chip_lacks_is_refused_before_lowering_writes(threads, column, value,
+                                                                 field):
+    # lowering sorts by lane while the cost model (which refuses a core the chip lacks)
+    # runs beside it: the sort itself must stop at a lane outside the chip
+    chip = hardware_presets.load("910")  # 72 cores: ids 0..71
+    b = ProgramBuilder("outside")
+    b.scalar(list(range(8)), "s", 10, 0)
+    program = b.build()
+    program.cols[column] = program.cols[column].copy()
+    program.cols[column][3] = value
+    with pytest.raises(InputError) as err:
+        run(program, chip)
+    assert err.value.field == field

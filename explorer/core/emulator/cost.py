@@ -36,8 +36,8 @@ from ._jit.costing import (
 )
 
 #: the codes the engines read (defined with the compiled scan that writes them)
-__all__ = ["GM_NONE", "GM_READ", "GM_WRITE", "POOL_HBM", "POOL_L2", "Costs", "compute_costs",
-           "costs_of"]
+__all__ = ["GM_NONE", "GM_READ", "GM_WRITE", "POOL_HBM", "POOL_L2", "Costs", "check_cores",
+           "compute_costs", "costs_of"]
 
 @dataclass(frozen=True, eq=False)
 class Costs:
@@ -112,10 +112,7 @@ def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
     kernels.common.cycles on its rows only; the routes' tables (routes x cores) give the
     copies the rest. No full-length temporaries."""
     n = len(c["core"])
-    n_cores = len(chip.core_kinds())
-    if n and (c["core"].min() < 0 or c["core"].max() >= n_cores):
-        raise InputError("core", int(c["core"].max()),
-                         Phrase("refusal.emulator.core", last=n_cores - 1, chip=chip.display_name))
+    check_cores(c["core"], chip)
     clock = np.asarray(chip.core_clocks_MHz(), dtype=float)
     dma = np.array([[getattr(chip, f"{p}_{f}") for f in ("issue_cycles", "burst_cycles",
                                                           "latency_cycles")] for p in DMA_PATHS],
@@ -142,6 +139,14 @@ def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
                  np.concatenate([[1], depth[ROUTE_PATH]]).astype(np.int8),
                  np.array([GM_NONE, *ROUTE_GM], np.int8), np.concatenate([none, table]),
                  class_cap, class_pool, chip.sync_all_cycles * 1000.0 / chip.clock_MHz)
+
+
+def check_cores(core: np.ndarray, chip: Chip) -> None:
+    """Refuse a program that names a core the chip does not have."""
+    n_cores = len(chip.core_kinds())
+    if len(core) and (core.min() < 0 or core.max() >= n_cores):
+        raise InputError("core", int(core.max()),
+                         Phrase("refusal.emulator.core", last=n_cores - 1, chip=chip.display_name))
 
 
 def _set_ns(issue: np.ndarray, rows: np.ndarray, cycles, clock: np.ndarray, core) -> None:

@@ -13,10 +13,11 @@ from typing import NamedTuple
 import numpy as np
 
 from hardware_presets import Chip
+from hardware_presets.errors import InputError
 from kernels.common.program import N_PIPES, Program
 
 from ._jit.graph import dependencies, gather, interleave, lane_sorted
-from .cost import compute_costs
+from .cost import check_cores, compute_costs
 from .side_thread import side_thread
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
@@ -93,6 +94,9 @@ def lower(program: Program, chip: Chip) -> EngineInput:
     with side_thread(len(program)) as helper:
         costs = helper.submit(compute_costs, program, chip)
         ranked, lane_ptr = lane_sorted(c["core"], c["pipe"], c["seq"], N_PIPES, n_lanes)
+        if len(ranked) < len(program):  # a core or pipe no lane has (nothing was written)
+            check_cores(c["core"], chip)
+            raise InputError("pipe", int(c["pipe"][lane_ptr[0]]), f"0 to {N_PIPES - 1}")
         by_rank, order, rank, lane_next, lane_first = interleave(lane_ptr, ranked)
         graph = helper.submit(dependencies, program.dep_ptr, program.dep_idx, ranked, by_rank)
         costs = costs.result()
