@@ -1,10 +1,11 @@
 """Engine benchmark: ``python -m bench.engine``.
 
 Builds vector-add programs of about 10^4 .. 10^7 instructions on the Ascend 910B2 (all 48
-AIVs contending for HBM) and prints, per size, measured side by side in this process:
+AIVs contending for HBM) and prints, per size, measured side by side in this process (the
+floor, the loop and ``run`` timed in turn, round after round):
 
 * ``run``: instructions per second of the whole ``engine.run`` (cost model, lowering, event
-  loop, schedule), median of warm runs;
+  loop, schedule), median of warm runs (5 up to 10^6 instructions, 3 above);
 * ``loop``: the jit event loop alone, and ``reference`` its pure-Python twin (up to 10^5);
 * ``floor``: a numba loop of the same shape as any event engine of this kind, one pop and
   one push of a binary heap of the program's lanes per instruction, over the program's own
@@ -59,6 +60,19 @@ def median_seconds(fn, repeats: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def side_by_side(fns: dict, repeats: int) -> dict[str, float]:
+    """Median seconds of each of ``fns``, timed in turn round after round, so that a burst
+    of load on a shared machine falls on all of them alike (a ratio of two rates measured
+    minutes apart moved by up to 1.5x here)."""
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 @njit(cache=True, nogil=True)
@@ -123,12 +137,12 @@ def rates(chip, size: int) -> dict[str, float]:
     """Rates (instructions/s) of run, the loop, the twin and the floor on one program."""
     program = program_of_size(chip, size)
     n, inp = len(program), prepare(program, chip)
-    repeats = 5 if n < 500_000 else 3
+    repeats = 5 if n <= 1_000_000 else 3
     floor = (inp.lane_first, inp.lane_next, inp.issue_ns)
     floor_loop(*floor)
-    out = {"n": n, "floor": n / median_seconds(lambda: floor_loop(*floor), 5),
-           "loop": n / median_seconds(lambda: execute(inp), repeats),
-           "run": n / median_seconds(lambda: run(program, chip), repeats)}
+    seconds = side_by_side({"floor": lambda: floor_loop(*floor), "loop": lambda: execute(inp),
+                            "run": lambda: run(program, chip)}, repeats)
+    out = {"n": n, **{name: n / s for name, s in seconds.items()}}
     if n <= REFERENCE_MAX:
         out["reference"] = n / median_seconds(lambda: execute(inp, "reference"),
                                               3 if n < 50_000 else 1)
