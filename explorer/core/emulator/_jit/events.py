@@ -33,6 +33,7 @@ from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from .parts import (
     FILLER,
+    NEXT,
     REGION_COLUMNS,
     WAITERS,
     heap_pop,
@@ -209,6 +210,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 prefetch(nbytes, nxt)
                 prefetch(region, nxt)
                 prefetch(succ_ptr, nxt)
+                if nxt == i + 1:  # its region's row: region[nxt] shares i's line (a run)
+                    r = region[nxt]
+                    if r >= 0:
+                        prefetch(lru, r)
             in_flight[ln] += 1
             start[i] = now
             if route[i] < 0:
@@ -232,8 +237,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             if nxt >= 0 and deps_left[nxt] == 0 and in_flight[ln] < route_depth[route[nxt] + 1]:
                 todo[n_todo] = ln
                 n_todo += 1
+            r = region[i]
+            if r >= 0:  # read when it completes
+                prefetch(region_bytes, r)
             if route_gm[route[i] + 1] == GM_WRITE:  # write-back L2: a resident region takes it
-                r = region[i]
                 if r >= 0 and lru_holds(lru, r, lru_head):
                     lru_head, lru_tail = lru_unlink(lru, r, lru_head, lru_tail)
                     lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
@@ -241,7 +248,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                 else:
                     served[i] = SERVED_HBM
             else:
-                r, c = region[i], cluster[i]
+                c = cluster[i]
                 if r >= 0 and c >= 0:
                     j = inflight_head[r]
                     while j >= 0 and cluster[j] != c:
@@ -433,8 +440,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         l2_used -= region_bytes[old]
                     l2_used += region_bytes[r]
                 lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
-                prefetch(lru, lru_head)  # the next to be evicted, long untouched
-                prefetch(region_bytes, lru_head)
+                h = lru[lru_head, NEXT]  # the next to be evicted is this one's successor,
+                if h >= 0:  # long untouched (the head's row was fetched the same way before)
+                    prefetch(lru, h)
+                    prefetch(region_bytes, h)
         if streaming[ln] == i:  # the lane's next copy streams once it has entered
             streaming[ln] = -1
             h = wait_head[ln]
