@@ -33,7 +33,6 @@ from ..lowering import COMPLETE, ENTER, ISSUED
 from ..schedule import SERVED_HBM, SERVED_L2, SERVED_MULTICAST
 from .parts import (
     FILLER,
-    NEXT,
     REGION_COLUMNS,
     WAITERS,
     heap_pop,
@@ -214,6 +213,7 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                     r = region[nxt]
                     if r >= 0:
                         prefetch(lru, r)
+            prefetch(succ_idx, succ_ptr[i])  # read when it completes (succ_ptr[i]: fetched)
             in_flight[ln] += 1
             start[i] = now
             if route[i] < 0:
@@ -440,10 +440,14 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
                         l2_used -= region_bytes[old]
                     l2_used += region_bytes[r]
                 lru_head, lru_tail = lru_append(lru, r, lru_head, lru_tail)
-                h = lru[lru_head, NEXT]  # the next to be evicted is this one's successor,
-                if h >= 0:  # long untouched (the head's row was fetched the same way before)
-                    prefetch(lru, h)
-                    prefetch(region_bytes, h)
+                # the next to be evicted, long untouched, and after it about the regions
+                # numbered next (regions are numbered by first use, so L2 fills about in
+                # that order; aimed without a load, which would itself stall)
+                ahead = min(lru_head + 4, n_reg - 1)
+                prefetch(lru, lru_head)
+                prefetch(lru, ahead)
+                prefetch(region_bytes, lru_head)
+                prefetch(region_bytes, ahead)
         if streaming[ln] == i:  # the lane's next copy streams once it has entered
             streaming[ln] = -1
             h = wait_head[ln]
