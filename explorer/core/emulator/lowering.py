@@ -16,7 +16,7 @@ from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.common.program import N_PIPES, Program
 
-from ._jit.graph import dependencies, gather, interleave, lane_sorted
+from ._jit.graph import gather, interleave, lane_sorted, successors
 from .cost import check_cores, compute_costs
 from .side_thread import side_thread
 
@@ -87,7 +87,7 @@ def lower(program: Program, chip: Chip) -> EngineInput:
     """Cost, rank in lane order, lay out, and gather the arrays of :class:`EngineInput`.
 
     The passes that do not need each other's results run side by side (``side_thread``):
-    the cost model beside the lane sort and layout, the successor graph beside the gather
+    the cost model beside the lane sort and layout, the successor lists beside the gather
     (at 10^6 instructions, 82 -> 51 ns each on two cores)."""
     c = program.cols
     n_lanes = len(chip.core_kinds()) * N_PIPES
@@ -97,15 +97,15 @@ def lower(program: Program, chip: Chip) -> EngineInput:
         if len(ranked) < len(program):  # a core or pipe no lane has (nothing was written)
             check_cores(c["core"], chip)
             raise InputError("pipe", int(c["pipe"][lane_ptr[0]]), f"0 to {N_PIPES - 1}")
-        by_rank, order, rank, lane_next, lane_first = interleave(lane_ptr, ranked)
-        graph = helper.submit(dependencies, program.dep_ptr, program.dep_idx, ranked, by_rank)
+        order, rank, lane_next, lane_first, inverse = interleave(lane_ptr, ranked)
+        graph = helper.submit(successors, program.dep_ptr, program.dep_idx, ranked, inverse)
         costs = costs.result()
-        lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, route = gather(
+        lane, cluster, nbytes, region, region_bytes, barrier, issue_ns, route, dep_count = gather(
             order, N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"],
             program.region_bytes, c["barrier"],
-            core_clusters(chip).astype(np.int8), costs.issue_ns, costs.route)
-        dep_count, succ_ptr, succ_idx = graph.result()
-    del ranked, by_rank
+            core_clusters(chip).astype(np.int8), costs.issue_ns, costs.route, program.dep_ptr)
+        succ_ptr, succ_idx = graph.result()
+    del ranked, inverse
     core_of_lane = np.arange(n_lanes) // N_PIPES
     members = np.flatnonzero(barrier >= 0)  # grouped, each group in rank order
     members = members[np.lexsort((rank[members], barrier[members]))]

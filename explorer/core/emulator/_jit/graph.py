@@ -97,9 +97,9 @@ def lane_sorted(core, pipe, seq, n_pipes, n_lanes):
 def interleave(lane_ptr, ranked):
     """Internal id of each rank (lane order: lane l holds ranks lane_ptr[l]..lane_ptr[l+1]-1):
     runs of ``RUN`` ranks of a lane, ordered by the share of the lane done before the run,
-    then lane; a counting sort. ``ranked[r]``: the program id of rank r. Returns ``by_rank``
-    and, per internal id, its program id, its rank and the next internal id of its lane (-1
-    at the lane's end), and per lane its first id (-1)."""
+    then lane; a counting sort. ``ranked[r]``: the program id of rank r. Returns, per
+    internal id, its program id, its rank and the next internal id of its lane (-1 at the
+    lane's end), per lane its first id (-1), and per program id its internal id."""
     n_lanes = len(lane_ptr) - 1
     n = lane_ptr[n_lanes]
     runs = 0
@@ -110,51 +110,54 @@ def interleave(lane_ptr, ranked):
         if lane_ptr[ln + 1] > lane_ptr[ln]:
             active += 1
     steps = max(1, runs // max(active, 1))
-    fill = np.zeros(steps + 1, np.int64)
+    fill = np.zeros(steps + 1, np.int64)  # each block's size, then its next free id
     for ln in range(n_lanes):
         size = lane_ptr[ln + 1] - lane_ptr[ln]
         n_runs = (size + RUN - 1) // RUN
-        for p in range(size):
-            fill[(p // RUN) * steps // n_runs + 1] += 1
+        for j in range(n_runs):  # (a division per run, not per instruction)
+            fill[j * steps // n_runs + 1] += min(RUN, size - j * RUN)
     for b in range(steps):
         fill[b + 1] += fill[b]
-    by_rank = np.empty(n, np.int32)
-    for ln in range(n_lanes):
+    order, rank = np.empty(n, np.int32), np.empty(n, np.int32)
+    lane_next, inverse = np.empty(n, np.int32), np.empty(n, np.int32)
+    lane_first = np.full(n_lanes, -1, np.int32)
+    for ln in range(n_lanes):  # each run's ids are consecutive: written as one stretch
         size = lane_ptr[ln + 1] - lane_ptr[ln]
         n_runs = (size + RUN - 1) // RUN
-        for p in range(size):
-            b = (p // RUN) * steps // n_runs
-            by_rank[lane_ptr[ln] + p] = fill[b]
-            fill[b] += 1
-    order, rank = np.empty(n, np.int32), np.empty(n, np.int32)
-    lane_next = np.empty(n, np.int32)
-    lane_first = np.full(n_lanes, -1, np.int32)
-    for ln in range(n_lanes):
-        for r in range(lane_ptr[ln], lane_ptr[ln + 1]):
-            rank[by_rank[r]] = r
-            order[by_rank[r]] = ranked[r]
-            lane_next[by_rank[r]] = by_rank[r + 1] if r + 1 < lane_ptr[ln + 1] else -1
-        if lane_ptr[ln + 1] > lane_ptr[ln]:
-            lane_first[ln] = by_rank[lane_ptr[ln]]
-    return by_rank, order, rank, lane_next, lane_first
+        last = -1  # the lane's id before this run
+        for j in range(n_runs):
+            b = j * steps // n_runs
+            length = min(RUN, size - j * RUN)
+            first = fill[b]
+            fill[b] += length
+            if last >= 0:
+                lane_next[last] = first
+            else:
+                lane_first[ln] = first
+            r0 = lane_ptr[ln] + j * RUN
+            for k in range(length):
+                i, r = first + k, r0 + k
+                rank[i] = r
+                order[i] = ranked[r]
+                inverse[ranked[r]] = i
+                lane_next[i] = i + 1
+            last = first + length - 1
+        if last >= 0:
+            lane_next[last] = -1
+    return order, rank, lane_next, lane_first, inverse
 
 
 @njit(**JIT_OPTIONS)
-def dependencies(dep_ptr, dep_idx, ranked, by_rank):
-    """``ranked[r]`` is the program id and ``by_rank[r]`` the internal id of rank ``r``;
-    returns, by internal id, the number of dependencies and the successors' CSR (int32
-    pointers and ids), each list in ascending rank (the order in which the twin wakes them).
-    Every pass walks the ranks: a lane's instructions, and what they depend on, are close
-    together in the program, so its arrays are read about in order."""
+def successors(dep_ptr, dep_idx, ranked, inverse):
+    """``ranked[r]`` is the program id of rank ``r`` and ``inverse`` maps a program id to
+    its internal id; returns, by internal id, the CSR (int32 pointers and ids) of the
+    instructions that depend on each one, each list in ascending rank (the order in which
+    the twin wakes them). Both passes walk the ranks: a lane's instructions, and what they
+    depend on, are close together in the program, so its arrays are read about in order."""
     n = len(ranked)
-    inverse = np.empty(n, np.int32)  # program id -> internal id
-    for r in range(n):
-        inverse[ranked[r]] = by_rank[r]
-    dep_count = np.empty(n, np.int32)
     succ_ptr = np.zeros(n + 1, np.int32)
     for r in range(n):
         p = ranked[r]
-        dep_count[by_rank[r]] = dep_ptr[p + 1] - dep_ptr[p]
         for q in range(dep_ptr[p], dep_ptr[p + 1]):
             succ_ptr[inverse[dep_idx[q]] + 1] += 1
     for i in range(n):
@@ -164,18 +167,19 @@ def dependencies(dep_ptr, dep_idx, ranked, by_rank):
         p = ranked[r]  # (succ_ptr[d] is d's cursor meanwhile: it ends at d + 1's start)
         for q in range(dep_ptr[p], dep_ptr[p + 1]):
             d = inverse[dep_idx[q]]
-            succ_idx[succ_ptr[d]] = by_rank[r]
+            succ_idx[succ_ptr[d]] = inverse[p]
             succ_ptr[d] += 1
     for i in range(n, 0, -1):  # each cursor back to its list's start
         succ_ptr[i] = succ_ptr[i - 1]
     succ_ptr[0] = 0
-    return dep_count, succ_ptr, succ_idx
+    return succ_ptr, succ_idx
 
 
 @njit(**JIT_OPTIONS)
 def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cluster_of_core,
-           issue_ns, route):
-    """The per-instruction arrays of the engine's input, in internal id order, in one pass
+           issue_ns, route, dep_ptr):
+    """The per-instruction arrays of the engine's input (the number of dependencies too),
+    in internal id order, in one pass
     over ``order`` (numpy would take a gather, and often a cast, per array). Regions are
     renumbered in order of first use, so that the loop's per-region state is read in about
     the order it is written, as the per-instruction arrays are; returns their bytes too."""
@@ -186,6 +190,7 @@ def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cl
     out_lane, out_cluster = np.empty(n, np.int16), np.empty(n, np.int8)
     out_nbytes, out_region, out_barrier = np.empty(n), np.empty(n, np.int32), np.empty(n, np.int32)
     out_issue, out_route = np.empty(n), np.empty(n, np.int8)
+    out_dep_count = np.empty(n, np.int32)
     for i in range(n):
         p = order[i]
         c = core[p]
@@ -201,7 +206,8 @@ def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cl
         out_barrier[i] = barrier[p]
         out_issue[i] = issue_ns[p]
         out_route[i] = route[p]
+        out_dep_count[i] = dep_ptr[p + 1] - dep_ptr[p]
     if used < len(region_bytes):  # (a region no instruction names is left out)
         out_region_bytes = out_region_bytes[:used].copy()
     return (out_lane, out_cluster, out_nbytes, out_region, out_region_bytes,
-            out_barrier, out_issue, out_route)
+            out_barrier, out_issue, out_route, out_dep_count)
