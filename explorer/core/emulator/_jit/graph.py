@@ -176,38 +176,62 @@ def successors(dep_ptr, dep_idx, ranked, inverse):
 
 
 @njit(**JIT_OPTIONS)
-def gather(order, n_pipes, core, pipe, nbytes, region, region_bytes, barrier, cluster_of_core,
-           issue_ns, route, dep_ptr):
-    """The per-instruction arrays of the engine's input (the number of dependencies too),
-    in internal id order, in one pass
-    over ``order`` (numpy would take a gather, and often a cast, per array). Regions are
-    renumbered in order of first use, so that the loop's per-region state is read in about
-    the order it is written, as the per-instruction arrays are; returns their bytes too."""
-    n = len(order)
-    renumber = np.full(len(region_bytes), -1, np.int32)
-    out_region_bytes = np.empty(len(region_bytes))
-    used = 0
-    out_lane, out_cluster = np.empty(n, np.int16), np.empty(n, np.int8)
-    out_nbytes, out_region, out_barrier = np.empty(n), np.empty(n, np.int32), np.empty(n, np.int32)
-    out_issue, out_route = np.empty(n), np.empty(n, np.int8)
-    out_dep_count = np.empty(n, np.int32)
-    for i in range(n):
+def gather_arrays(n, regions):
+    """Room for ``gather``'s arrays (made here, not by numpy: numpy asks for huge pages
+    from 4 MB up, and on a virtual machine a process's first use of each costs ~8 ns a
+    byte, measured here, against 0.36 for 4 KB pages) and for the regions' numbers and
+    their bytes."""
+    out = (np.empty(n, np.int16), np.empty(n, np.int8), np.empty(n), np.empty(n, np.int32),
+           np.empty(n, np.int32), np.empty(n), np.empty(n, np.int8), np.empty(n, np.int32))
+    return out, np.full(regions, -1, np.int32), np.empty(regions)
+
+
+@njit(**JIT_OPTIONS)
+def gather(order, lo, hi, n_pipes, core, pipe, nbytes, region, barrier, cluster_of_core,
+           issue_ns, route, dep_ptr, out, renumber, region_bytes, numbered_bytes, used):
+    """The per-instruction arrays of the engine's input (the number of dependencies too)
+    for internal ids lo..hi-1, in one pass over ``order`` (numpy would take a gather, and
+    often a cast, per array), into ``out`` (lane, cluster, nbytes, region, barrier, issue,
+    route, dep_count). With ``used`` >= 0, regions are renumbered in order of first use
+    (``renumber``: program region -> number, -1: none yet; ``numbered_bytes``: their
+    bytes by number), so that the loop's per-region state is read in about the order it is
+    written, as the per-instruction arrays are; returns the count then used. With ``used``
+    < 0 the program's region ids are written, for ``number_regions`` to renumber once the
+    ids before are numbered: ranges of one array may so be filled at once, from two
+    threads."""
+    out_lane, out_cluster, out_nbytes, out_region, out_barrier, out_issue, out_route, \
+        out_dep_count = out
+    for i in range(lo, hi):
         p = order[i]
         c = core[p]
         out_lane[i] = c * n_pipes + pipe[p]
         out_cluster[i] = cluster_of_core[c]
         out_nbytes[i] = nbytes[p]
         r = region[p]
-        if r >= 0 and renumber[r] < 0:
-            renumber[r] = used
-            out_region_bytes[used] = np.float64(region_bytes[r])
-            used += 1
-        out_region[i] = renumber[r] if r >= 0 else -1
+        if r >= 0 and used >= 0:
+            if renumber[r] < 0:
+                renumber[r] = used
+                numbered_bytes[used] = region_bytes[r]
+                used += 1
+            r = renumber[r]
+        out_region[i] = r
         out_barrier[i] = barrier[p]
         out_issue[i] = issue_ns[p]
         out_route[i] = route[p]
         out_dep_count[i] = dep_ptr[p + 1] - dep_ptr[p]
-    if used < len(region_bytes):  # (a region no instruction names is left out)
-        out_region_bytes = out_region_bytes[:used].copy()
-    return (out_lane, out_cluster, out_nbytes, out_region, out_region_bytes,
-            out_barrier, out_issue, out_route, out_dep_count)
+    return used
+
+
+@njit(**JIT_OPTIONS)
+def number_regions(out_region, lo, hi, renumber, region_bytes, numbered_bytes, used):
+    """Renumber the program's region ids gathered into out_region[lo:hi] as ``gather``
+    would have; returns the count used."""
+    for i in range(lo, hi):
+        r = out_region[i]
+        if r >= 0:
+            if renumber[r] < 0:
+                renumber[r] = used
+                numbered_bytes[used] = region_bytes[r]
+                used += 1
+            out_region[i] = renumber[r]
+    return used
