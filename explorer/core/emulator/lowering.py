@@ -102,8 +102,8 @@ def lower(program: Program, chip: Chip) -> EngineInput:
             raise InputError("pipe", int(c["pipe"][lane_ptr[0]]), f"0 to {N_PIPES - 1}")
         order, rank, lane_next, lane_first, inverse = interleave(lane_ptr, ranked)
         n = len(order)
+        costs = costs.result()  # (first: its temporaries are gone when the gather's come)
         out, renumber, region_bytes = gather_arrays(n, len(program.region_bytes))
-        costs = costs.result()
         columns = (N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"], c["barrier"],
                    core_clusters(chip).astype(np.int8), costs.issue_ns, costs.route,
                    program.dep_ptr, out, renumber, program.region_bytes, region_bytes)
