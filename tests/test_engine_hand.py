@@ -356,6 +356,24 @@ def test_sync_all_never_reached_raises_deadlock(engine):
     assert "#0 'SyncAll' on core 2" in text and "SyncAll needs every participating core" in text
 
 
+def test_a_deadlocked_schedule_says_what_started_and_what_ended(engine):
+    # after a deadlock, what never started and what never ended read NaN, and only that
+    b = ProgramBuilder("sync-deadlock")
+    bar = b.sync_all([AIV0, AIV1], 1)
+    y = b.scalar(AIV1, "y", 10, 0)
+    x = b.scalar(AIV0, "x", 10, 2)
+    done = b.vector(AIV2, "Add", 128, "fp16", 0)  # on a core the deadlock leaves alone
+    b.depend(y, x)
+    program = b.build()
+    sched = engine_module.execute(engine_module.prepare(program, tiny()), engine)
+    started = ~np.isnan(sched.start_ns)
+    ended = ~np.isnan(sched.end_ns)
+    aiv0_bar = int(bar[program.cols["core"][bar] == AIV0][0])
+    assert set(np.flatnonzero(started)) == {aiv0_bar, int(done[0])}
+    assert set(np.flatnonzero(ended)) == {int(done[0])}
+    assert sched.start_ns[aiv0_bar] == 0.0 and sched.end_ns[done[0]] > 0.0
+
+
 def test_run_refuses_programs_above_the_instruction_cap(engine, monkeypatch):
     b = ProgramBuilder("cap")
     b.scalar([AIV0, AIV1, AIV2], "s", 10, 0)
