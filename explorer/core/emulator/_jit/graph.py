@@ -225,7 +225,9 @@ def gather(order, lo, hi, n_pipes, core, pipe, nbytes, region, barrier, cluster_
 @njit(**JIT_OPTIONS)
 def number_regions(out_region, lo, hi, renumber, region_bytes, numbered_bytes, used):
     """Renumber the program's region ids gathered into out_region[lo:hi] as ``gather``
-    would have; returns the count used."""
+    would have; returns the count used. (The four lines of numbering are written out in
+    both, not shared through an inlined helper: numba then reference-counts the arrays it
+    takes, atomically, on every instruction, and the lowering ran 0.76x at 10^6.)"""
     for i in range(lo, hi):
         r = out_region[i]
         if r >= 0:
