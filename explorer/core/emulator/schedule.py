@@ -28,10 +28,10 @@ class Schedule:
         its own thread (``side_thread``). The schedule's arrays are made here, after the
         loop has dropped its own: made while it runs, they raised the peak at 10^7
         instructions above 200 bytes each."""
-        from ._jit.scatter import by_program  # here: the loop imports this module
+        from ._jit.scatter import by_program, schedule_arrays  # (the loop imports this module)
 
         n = len(start)
-        times, out_served = np.empty((3, n)), np.empty(n, np.int8)
+        times, out_served = schedule_arrays(n)
         parts = (inp.order, inp.route, inp.issue_ns, start, end, np.asarray(served, np.int8),
                  times, out_served)
         with side_thread(n) as helper:

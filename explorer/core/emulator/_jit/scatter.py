@@ -3,9 +3,19 @@ pass: numpy would take a temporary per array and a scatter each (at 10^7 instruc
 about 90 ns per instruction, a third of the event loop's time)."""
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from ..config import JIT_OPTIONS
+
+
+@njit(**JIT_OPTIONS)
+def schedule_arrays(n):
+    """Room for ``by_program``'s output, made by numba, not numpy: numpy asks for huge pages
+    from 4 MB up, and a process's first use of one costs ~8 ns a byte on a virtual machine
+    (see ``graph.gather_arrays``); at 10^7 instructions the mapping back took 9 to 69 ns
+    an instruction with numpy's arrays, by how many huge pages were new."""
+    return np.empty((3, n)), np.empty(n, np.int8)
 
 
 @njit(**JIT_OPTIONS)
