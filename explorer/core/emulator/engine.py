@@ -18,8 +18,10 @@ from kernels.common.program import TRIM_ABOVE, Level, Pipe, Program, ProgramBuil
 from ..i18n import t
 from ._jit.events import MAX_INSTRUCTIONS, run_events
 from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
+from .map_back import MapBack
 from .reference import run_reference
 from .schedule import Schedule
+from .side_thread import side_thread
 
 ENGINES = ("jit", "reference")
 #: the message id of what a deadlock says; ``DeadlockError.values`` fill it
@@ -43,13 +45,20 @@ class DeadlockError(RuntimeError):
 
 
 def run_jit(inp: EngineInput) -> Schedule:
-    """Execute a lowered program with the numba event loop."""
-    n = inp.n
-    start, end = np.full(n, np.nan), np.full(n, np.nan)
-    served = np.zeros(n, np.int8)
+    """Execute a lowered program with the numba event loop, its results mapped back to
+    program ids beside it (``MapBack``)."""
+    out = MapBack(inp)
     seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
-    nseg = run_events(inp, inp.dep_count.copy(), start, end, served, seg, EPS_NS, TOL_BYTES)
-    return Schedule.from_internal(inp, start, end, served, seg[:nseg].copy())
+    with side_thread(inp.n) as helper:
+        beside = helper.submit(out.while_running)
+        try:
+            nseg = run_events(inp, inp.dep_count.copy(), out.start, out.end, out.served, seg,
+                              EPS_NS, TOL_BYTES, out.done, out.block_bits)
+        finally:
+            out.loop_over.set()
+        out.rest()
+        beside.result()
+    return out.schedule(seg[:nseg].copy())
 
 
 def run(program: Program, chip: Chip, *, engine: str = "jit",

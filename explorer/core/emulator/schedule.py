@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .side_thread import side_thread
-
 SERVED_NONE, SERVED_HBM, SERVED_L2, SERVED_MULTICAST = 0, 1, 2, 3
 SERVED_NAMES = ("", "HBM", "L2", "multicast")
 
@@ -24,22 +22,15 @@ class Schedule:
 
     @classmethod
     def from_internal(cls, inp, start, end, served, segments) -> Schedule:
-        """Map arrays indexed by internal id back to program ids, each half of the ids on
-        its own thread (``side_thread``). The schedule's arrays are made here, after the
-        loop has dropped its own: made while it runs, they raised the peak at 10^7
-        instructions above 200 bytes each."""
+        """Map arrays indexed by internal id back to program ids, in one pass (the twin's
+        way; the jit engine maps blocks back while its loop runs: ``map_back``)."""
         from ._jit.scatter import by_program, schedule_arrays  # (the loop imports this module)
 
         n = len(start)
         times, out_served = schedule_arrays(n)
-        parts = (inp.order, inp.route, inp.issue_ns, start, end, np.asarray(served, np.int8),
-                 times, out_served)
-        with side_thread(n) as helper:
-            first = helper.submit(by_program, *parts, 0, n // 2)
-            by_program(*parts, n // 2, n)
-            first.result()
-        seg = np.asarray(segments, float).reshape(-1, 4)
-        return cls(times[0], times[1], times[2], out_served, seg)
+        by_program(inp.order, inp.route, inp.issue_ns, start, end, np.asarray(served, np.int8),
+                   times, out_served, 0, n)
+        return cls(*times, out_served, np.asarray(segments, float).reshape(-1, 4))
 
     @property
     def unfinished(self) -> np.ndarray:

@@ -43,6 +43,7 @@ from .parts import (
     lru_unlink,
 )
 from .prefetch import prefetch
+from .progress import publish
 
 PENDING, FILL_WAIT = 1, 3  # where a copy waits to stream
 ID_BITS = 30  # bits of an internal id in an event key
@@ -77,8 +78,10 @@ def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
 
 
 @njit(**JIT_OPTIONS)
-def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
-    """The event loop; fills start/end/served/seg and returns the number of segments.
+def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol, done, block_bits):
+    """The event loop; fills start/end/served/seg and returns the number of segments. It
+    counts in ``done`` the instructions complete in each block of 2^block_bits ids
+    (``progress``), for another thread to map blocks back while it runs.
 
     One loop iteration: start every lane queued in ``todo`` that can start, then take the
     next moment something happens (a queued event, or a transfer's last byte) and process
@@ -397,7 +400,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol):
             if enter_t[h] < now or (enter_t[h] == now and rank[h] <= rank[i]):
                 stream_lane = ln
             continue
-        end[i] = now  # -- COMPLETE
+        end[i] = now  # -- COMPLETE (the last write of i's times: now published)
+        publish(done, i, block_bits)
         if route[i] >= 0 and served[i] != SERVED_MULTICAST:
             r = region[i]
             if r >= 0 and cluster[i] >= 0:  # no longer a leader others can join
