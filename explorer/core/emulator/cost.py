@@ -39,6 +39,10 @@ from ._jit.costing import (
 __all__ = ["GM_NONE", "GM_READ", "GM_WRITE", "POOL_HBM", "POOL_L2", "Costs", "check_cores",
            "compute_costs", "costs_of"]
 
+#: rows costed at a time by one formula (``_chunks``)
+COST_CHUNK = 1 << 15
+
+
 @dataclass(frozen=True, eq=False)
 class Costs:
     """Per-instruction timing inputs for the engine (indexed like the columns given): how
@@ -111,23 +115,23 @@ def costs_of(c: dict[str, np.ndarray], chip: Chip) -> Costs:
     scalars and sorts the other rows into groups, each then costed by its formula of
     kernels.common.cycles on its rows only; the routes' tables (routes x cores) give the
     copies the rest. No full-length temporaries."""
-    n = len(c["core"])
     check_cores(c["core"], chip)
     clock = np.asarray(chip.core_clocks_MHz(), dtype=float)
     dma = np.array([[getattr(chip, f"{p}_{f}") for f in ("issue_cycles", "burst_cycles",
                                                           "latency_cycles")] for p in DMA_PATHS],
                    float)
     depth = np.array([getattr(chip, f"{p}_max_outstanding") for p in DMA_PATHS], np.int8)
-    issue, route = np.empty(n), np.empty(n, np.int8)
-    rows, starts, used = scan(c["kind"], c["core"], c["src"], c["dst"], c["pipe"],
-                              c["nbytes"], c["cycles"], clock, dma, float(chip.dma_burst_bytes),
-                              issue, route)
+    issue, route, rows, starts, used = scan(c["kind"], c["core"], c["src"], c["dst"], c["pipe"],
+                                            c["nbytes"], c["cycles"], clock, dma,
+                                            float(chip.dma_burst_bytes))
     group = [rows[a:b] for a, b in zip(starts[:-1], starts[1:])]
-    _set_ns(issue, group[MMAD], _mmad_cycles(c, group[MMAD], chip), clock, c["core"])
-    vec = group[VECTOR]
-    width = np.array([DTYPE_BYTES[d] for d in DTYPES])[np.maximum(c["dtype"][vec], 0)]
-    _set_ns(issue, vec, vector_cycles(chip, c["elems"][vec], width, c["vclass"][vec]), clock,
-            c["core"])
+    for part in _chunks(group[MMAD]):
+        _set_ns(issue, part, _mmad_cycles(c, part, chip), clock, c["core"])
+    widths = np.array([DTYPE_BYTES[d] for d in DTYPES])
+    for part in _chunks(group[VECTOR]):
+        width = widths[np.maximum(c["dtype"][part], 0)]
+        _set_ns(issue, part, vector_cycles(chip, c["elems"][part], width, c["vclass"][part]),
+                clock, c["core"])
     _onchip(c, group[ONCHIP:], chip, issue, clock)
     if used[FIXPIPE].any() and not chip.has_fixpipe:
         raise InputError("pipe", "FIX", Phrase("refusal.emulator.fixpipe", chip=chip.display_name))
@@ -147,6 +151,15 @@ def check_cores(core: np.ndarray, chip: Chip) -> None:
     if len(core) and (core.min() < 0 or core.max() >= n_cores):
         raise InputError("core", int(core.max()),
                          Phrase("refusal.emulator.core", last=n_cores - 1, chip=chip.display_name))
+
+
+def _chunks(rows: np.ndarray):
+    """``rows`` a stretch at a time, for the formulas of kernels.common.cycles: each makes
+    several numpy temporaries of its rows' length, which at this length stay in cache and
+    below the size from which numpy asks for huge pages (4 MB; a process's first use of one
+    costs ~8 ns a byte on a virtual machine, and the cost model of a 10^7-instruction
+    program took 175 to 800 ms by how many were new)."""
+    return (rows[lo:lo + COST_CHUNK] for lo in range(0, len(rows), COST_CHUNK))
 
 
 def _set_ns(issue: np.ndarray, rows: np.ndarray, cycles, clock: np.ndarray, core) -> None:
@@ -195,7 +208,9 @@ def _onchip(c: dict, groups: list, chip: Chip, issue: np.ndarray, clock: np.ndar
             if getattr(chip, rate) <= 0:
                 raise InputError("transfer path", f"{s.name}->{d.name}", Phrase(
                     "refusal.emulator.path", chip=chip.display_name, rate=rate))
-            _set_ns(issue, rows, onchip_cycles(chip, s, d, c["nbytes"][rows]), clock, c["core"])
+            for part in _chunks(rows):
+                _set_ns(issue, part, onchip_cycles(chip, s, d, c["nbytes"][part]), clock,
+                        c["core"])
     if len(groups[-1]):
         i = groups[-1][0]
         path = f"{Level(int(c['src'][i])).name}->{Level(int(c['dst'][i])).name}"

@@ -50,13 +50,14 @@ def formula_group(kind, src, dst, i):
 
 
 @njit(**JIT_OPTIONS)
-def scan(kind, core, src, dst, pipe, nbytes, scalar_cycles, clock, dma, burst_bytes, issue,
-         route):
+def scan(kind, core, src, dst, pipe, nbytes, scalar_cycles, clock, dma, burst_bytes):
     """Cost the GM copies (issue: fixed + per burst; their route, whose table gives the
-    rest) and the scalars, in ns of their core's clock; zero the rest. Returns the rows of
-    each formula group (ascending within it, the group starts) and the (route, core) pairs
-    copies use."""
+    rest) and the scalars, in ns of their core's clock; zero the rest. Returns the issue
+    times and routes (arrays made by numba, which does not ask for huge pages: see
+    ``graph.gather_arrays``), the rows of each formula group (ascending within it, the
+    group starts) and the (route, core) pairs copies use."""
     n = len(kind)
+    issue, route = np.empty(n), np.empty(n, np.int8)
     count = np.zeros(N_GROUPS + 1, np.int64)
     used = np.zeros((len(ROUTE_PATH), len(clock)), np.bool_)
     for i in range(n):
@@ -83,4 +84,4 @@ def scan(kind, core, src, dst, pipe, nbytes, scalar_cycles, clock, dma, burst_by
         if g >= 0:
             rows[fill[g]] = i
             fill[g] += 1
-    return rows, starts, used
+    return issue, route, rows, starts, used
