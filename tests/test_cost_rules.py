@@ -12,6 +12,7 @@ from hypothesis import given, settings
 import hardware_presets as hp
 import kernels
 from explorer.core import Scenario
+from explorer.core.emulator import cost
 from explorer.core.emulator.cost import GM_READ, GM_WRITE, costs_of
 from hardware_presets.errors import InputError
 from kernels.common.cycles import ONCHIP_PATHS, mmad_cycles, onchip_cycles, vector_cycles
@@ -83,6 +84,16 @@ def test_random_programs_cost_as_the_rules_say(spec):
 def test_kernels_cost_as_the_rules_say_on_every_preset(preset):
     for name, kernel in kernels.KERNELS.items():
         scenario = Scenario.make(preset=preset, kernel=name).validated()
+        chip = scenario.chip()
+        assert_same(kernel.build_program(chip, scenario.params_dict, scenario.seed).cols, chip)
+
+
+def test_rows_costed_a_few_at_a_time_cost_the_same(monkeypatch):
+    # the formulas take their group's rows in stretches of COST_CHUNK: here of 5 rows,
+    # so that every group of every kernel is cut, mid-run, many times
+    monkeypatch.setattr(cost, "COST_CHUNK", 5)
+    for name, kernel in kernels.KERNELS.items():
+        scenario = Scenario.make(preset="910B2", kernel=name).validated()
         chip = scenario.chip()
         assert_same(kernel.build_program(chip, scenario.params_dict, scenario.seed).cols, chip)
 
