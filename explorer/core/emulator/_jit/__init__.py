@@ -2,4 +2,6 @@
 (``events``), its data structures (``parts``), the cost model's passes (``costing``), the
 lowering of a program's lanes and dependency graph (``graph``) and the mapping of results
 back to program ids (``scatter``). Every function is compiled once (``config.JIT_OPTIONS``:
-cached); the event loop's readable twin is ``reference.py``."""
+cached; a cache left by older code is compiled over, never an error: ``cache_guard``); the
+event loop's readable twin is ``reference.py``."""
+from . import cache_guard  # noqa: F401  (before anything loads from the cache)
