@@ -16,7 +16,15 @@ from hardware_presets import Chip
 from hardware_presets.errors import InputError
 from kernels.common.program import N_PIPES, Program
 
-from ._jit.graph import gather, gather_arrays, interleave, lane_sorted, number_regions, successors
+from ._jit.graph import (
+    dependents,
+    gather,
+    gather_arrays,
+    interleave,
+    lane_sorted,
+    number_regions,
+    successors,
+)
 from .cost import check_cores, compute_costs
 from .side_thread import Meeting, side_thread
 
@@ -89,13 +97,15 @@ def lower(program: Program, chip: Chip) -> EngineInput:
     """Cost, rank in lane order, lay out, and gather the arrays of :class:`EngineInput`.
 
     The passes that do not need each other's results run side by side (``side_thread``):
-    the cost model beside the lane sort and layout, the successor lists beside the gather,
+    the cost model and the count of each instruction's dependents beside the lane sort and
+    layout, the successor lists beside the gather,
     whose ranges the side thread then shares from the other end (``Meeting``: at 10^6
     instructions the lists take half the gather's time, at 10^7 about all of it)."""
     c = program.cols
     n_lanes = len(chip.core_kinds()) * N_PIPES
     with side_thread(len(program)) as helper:
         costs = helper.submit(compute_costs, program, chip)
+        counted = helper.submit(dependents, program.dep_idx, len(program))
         ranked, lane_ptr = lane_sorted(c["core"], c["pipe"], c["seq"], N_PIPES, n_lanes)
         if len(ranked) < len(program):  # a core or pipe no lane has (nothing was written)
             check_cores(c["core"], chip)
@@ -109,19 +119,20 @@ def lower(program: Program, chip: Chip) -> EngineInput:
                    program.dep_ptr, out, renumber, program.region_bytes, region_bytes)
         shared = Meeting(n, GATHER_CHUNK)
 
-        def successors_then_gather(ranked, inverse):
+        def successors_then_gather(ranked, inverse, counted):
             """The successor lists, then ranges of the gather from the back."""
-            lists = successors(program.dep_ptr, program.dep_idx, ranked, inverse)
+            lists = successors(program.dep_ptr, program.dep_idx, ranked, inverse, order,
+                               counted.result())
             while helper.threaded and (part := shared.from_back()):
                 gather(order, *part, *columns, -1)
             return lists
 
-        graph = helper.submit(successors_then_gather, ranked, inverse)
+        graph = helper.submit(successors_then_gather, ranked, inverse, counted)
         used = 0
         while part := shared.from_front():
             used = gather(order, *part, *columns, used)
         succ_ptr, succ_idx = graph.result()
-    del ranked, inverse
+    del ranked, inverse, counted
     lane, cluster, nbytes, region, barrier, issue_ns, route, dep_count = out
     used = number_regions(region, shared.front, n, renumber, program.region_bytes, region_bytes,
                           used)

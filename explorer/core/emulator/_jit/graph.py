@@ -148,30 +148,37 @@ def interleave(lane_ptr, ranked):
 
 
 @njit(**JIT_OPTIONS)
-def successors(dep_ptr, dep_idx, ranked, inverse):
-    """``ranked[r]`` is the program id of rank ``r`` and ``inverse`` maps a program id to
-    its internal id; returns, by internal id, the CSR (int32 pointers and ids) of the
-    instructions that depend on each one, each list in ascending rank (the order in which
-    the twin wakes them). Both passes walk the ranks: a lane's instructions, and what they
-    depend on, are close together in the program, so its arrays are read about in order."""
+def dependents(dep_idx, n):
+    """How many instructions depend on each program id: one pass over the dependency lists,
+    which needs no layout, so it runs while the lanes are still being laid out."""
+    count = np.zeros(n, np.int32)
+    for q in range(len(dep_idx)):
+        count[dep_idx[q]] += 1
+    return count
+
+
+@njit(**JIT_OPTIONS)
+def successors(dep_ptr, dep_idx, ranked, inverse, order, count):
+    """``ranked[r]`` is the program id of rank ``r``, ``inverse`` maps a program id to its
+    internal id and ``order`` back, and ``count`` is ``dependents``; returns, by internal
+    id, the CSR (int32 pointers and ids) of the instructions that depend on each one, each
+    list in ascending rank (the order in which the twin wakes them). The fill walks the
+    ranks: a lane's instructions, and what they depend on, are close together in the
+    program, so its arrays are read about in order."""
     n = len(ranked)
-    succ_ptr = np.zeros(n + 1, np.int32)
-    for r in range(n):
-        p = ranked[r]
-        for q in range(dep_ptr[p], dep_ptr[p + 1]):
-            succ_ptr[inverse[dep_idx[q]] + 1] += 1
-    for i in range(n):
-        succ_ptr[i + 1] += succ_ptr[i]
+    succ_ptr = np.empty(n + 1, np.int32)
+    succ_ptr[0] = 0
+    for i in range(n):  # (succ_ptr[i + 1] starts as i's cursor: the start of its list)
+        succ_ptr[i + 1] = succ_ptr[i] + count[order[i]]
     succ_idx = np.empty(succ_ptr[n], np.int32)
+    for i in range(n, 0, -1):
+        succ_ptr[i] = succ_ptr[i - 1]
     for r in range(n):  # ascending rank: every successor list comes out in rank order
-        p = ranked[r]  # (succ_ptr[d] is d's cursor meanwhile: it ends at d + 1's start)
+        p = ranked[r]  # (succ_ptr[d + 1] is d's cursor meanwhile: it ends at d + 1's start)
         for q in range(dep_ptr[p], dep_ptr[p + 1]):
             d = inverse[dep_idx[q]]
-            succ_idx[succ_ptr[d]] = inverse[p]
-            succ_ptr[d] += 1
-    for i in range(n, 0, -1):  # each cursor back to its list's start
-        succ_ptr[i] = succ_ptr[i - 1]
-    succ_ptr[0] = 0
+            succ_idx[succ_ptr[d + 1]] = inverse[p]
+            succ_ptr[d + 1] += 1
     return succ_ptr, succ_idx
 
 
