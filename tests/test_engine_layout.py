@@ -92,3 +92,16 @@ def test_the_compiled_lane_sort_is_the_programs_lane_order(cores, span, sort_seq
     np.testing.assert_array_equal(ranked, lane_order({"core": core, "pipe": pipe, "seq": seq}))
     counts = np.bincount(core.astype(np.int64) * N_PIPES + pipe, minlength=cores * N_PIPES)
     np.testing.assert_array_equal(np.diff(lane_ptr), counts)
+
+
+def test_execute_leaves_its_input_and_run_may_use_up_its_own():
+    chip = hardware_presets.load("910B2")
+    program = vector_add.build(chip, dict(n=20_000, block_dim=48, tile=256, dtype="fp16"))
+    inp = prepare(program, chip)
+    counts = inp.dep_count.copy()
+    first, second = execute(inp), execute(inp)  # the second from the same input
+    np.testing.assert_array_equal(inp.dep_count, counts)
+    np.testing.assert_array_equal(first.end_ns, second.end_ns)
+    used = execute(inp, keep_input=False)  # as run() does with the lowering it made
+    np.testing.assert_array_equal(used.end_ns, first.end_ns)
+    assert counts.any() and not inp.dep_count.any()  # counted down to nothing

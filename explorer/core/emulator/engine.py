@@ -44,16 +44,19 @@ class DeadlockError(RuntimeError):
         super().__init__(t(DEADLOCK_ID, "en", **self.values))
 
 
-def run_jit(inp: EngineInput) -> Schedule:
+def run_jit(inp: EngineInput, keep_input: bool = True) -> Schedule:
     """Execute a lowered program with the numba event loop, its results mapped back to
-    program ids beside it (``MapBack``)."""
+    program ids beside it (``MapBack``). With ``keep_input`` false the loop counts down the
+    input's own dependency counts, not a copy: the input is then used up (a lowering made
+    for this one run)."""
     out = MapBack(inp)
+    deps_left = inp.dep_count.copy() if keep_input else inp.dep_count
     seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
     with side_thread(inp.n) as helper:
         beside = helper.submit(out.while_running)
         try:
-            nseg = run_events(inp, inp.dep_count.copy(), out.start, out.end, out.served, seg,
-                              EPS_NS, TOL_BYTES, out.done, out.block_bits)
+            nseg = run_events(inp, deps_left, out.start, out.end, out.served, seg, EPS_NS,
+                              TOL_BYTES, out.done, out.block_bits)
         finally:
             out.loop_over.set()
         out.rest()
@@ -74,7 +77,7 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
                          Phrase("refusal.hint.larger_tiles"))
     if engine not in ENGINES:
         raise InputError("engine", engine, f"one of {ENGINES}")
-    schedule = execute(prepare(program, chip), engine)
+    schedule = execute(prepare(program, chip), engine, keep_input=False)
     if len(schedule.unfinished):
         raise DeadlockError(schedule.unfinished, program)
     return schedule
@@ -89,9 +92,10 @@ def prepare(program: Program, chip: Chip) -> EngineInput:
     return inp
 
 
-def execute(inp: EngineInput, engine: str = "jit") -> Schedule:
-    """The event loop alone, on an already lowered program."""
-    return run_jit(inp) if engine == "jit" else run_reference(inp)
+def execute(inp: EngineInput, engine: str = "jit", *, keep_input: bool = True) -> Schedule:
+    """The event loop alone, on an already lowered program (left as it was unless
+    ``keep_input`` is false: see ``run_jit``)."""
+    return run_jit(inp, keep_input) if engine == "jit" else run_reference(inp)
 
 
 def warm_up(chip: Chip) -> float:
