@@ -73,6 +73,8 @@ class MapBack:
             return int(ready[0])
 
     def _map(self, block: int | None) -> bool:
+        """Map ``block`` back (False: there was none) and, while the loop still runs,
+        drop its internal times."""
         if block is None:
             return False
         lo = block << self.block_bits
