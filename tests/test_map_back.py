@@ -13,6 +13,7 @@ from numba import njit
 import hardware_presets
 from explorer.core.emulator import engine, map_back, side_thread
 from explorer.core.emulator._jit.progress import complete_blocks, publish
+from explorer.core.emulator._jit.state import loop_state, set_up
 from explorer.core.emulator.lowering import EPS_NS, TOL_BYTES
 from explorer.core.emulator.schedule import Schedule
 from kernels.common.memory import drop_pages
@@ -49,10 +50,12 @@ def test_blocks_mapped_as_they_complete_give_the_one_pass_schedule(monkeypatch):
     chip = hardware_presets.load("910B2", cluster_size=2, l2_MiB=1)
     inp = engine.prepare(_program(chip), chip)
     monkeypatch.setattr(map_back, "BLOCK_BITS", 10)  # 8 KB of times a block: a page dropped
-    out = map_back.MapBack(inp)
-    seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
-    nseg = engine.run_events(inp, inp.dep_count.copy(), out.start, out.end, out.served, seg,
-                             EPS_NS, TOL_BYTES, out.done, out.block_bits)
+    state = loop_state(inp.n, clustered=True)
+    set_up(state, 0, inp.n)
+    out = map_back.MapBack(inp, state)
+    seg = np.zeros((4 * inp.copies + 4, 4))
+    nseg = engine.run_events(inp, inp.dep_count.copy(), state, seg, EPS_NS, TOL_BYTES,
+                             out.done, out.block_bits)
     expected = Schedule.from_internal(inp, out.start, out.end, out.served, seg[:nseg])
     assert out.done.sum() == inp.n and len(out.done) > 4
     side = threading.Thread(target=out.while_running)

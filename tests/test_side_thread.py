@@ -31,8 +31,7 @@ def test_a_side_thread_runs_the_same_schedule(engine, monkeypatch):
     schedules = {}
     for label, start_from in (("side", 0), ("one", 10**12)):
         monkeypatch.setattr(side_thread, "SIDE_THREAD_FROM", start_from)
-        # small ranges: both threads take some of the gather, and regions named first
-        # on the side thread's ranges are numbered after the caller's
+        # small ranges: the side thread takes the rest of the gather at a range's end
         monkeypatch.setattr(lowering, "GATHER_CHUNK", 37 if label == "side" else 1 << 16)
         schedules[label] = run(program, chip, engine=engine)
     for name in FIELDS:
@@ -78,24 +77,3 @@ def test_a_lane_the_chip_lacks_is_refused_before_lowering_writes(threads, column
     with pytest.raises(InputError) as err:
         run(program, chip)
     assert err.value.field == field
-
-
-@pytest.mark.parametrize("n, chunk, fronts", [(0, 4, 1), (10, 4, 1), (10, 4, 3), (9, 1, 4),
-                                              (100, 7, 2)])
-def test_the_two_ends_of_a_meeting_cover_every_id_once(n, chunk, fronts):
-    meeting = side_thread.Meeting(n, chunk)
-    taken = {"front": [], "back": []}
-    while True:  # the caller takes `fronts` ranges for each one the side thread takes
-        got = [("front", meeting.from_front()) for _ in range(fronts)]
-        got.append(("back", meeting.from_back()))
-        if not any(part for _, part in got):
-            break
-        for end, part in got:
-            if part:
-                taken[end].append(part)
-    ids = sorted(i for parts in taken.values() for lo, hi in parts for i in range(lo, hi))
-    assert ids == list(range(n))
-    assert all(0 < hi - lo <= chunk for parts in taken.values() for lo, hi in parts)
-    met = meeting.front
-    assert all(hi <= met for _, hi in taken["front"]) and all(lo >= met for lo, _ in taken["back"])
-    assert [lo for lo, _ in taken["front"]] == sorted(lo for lo, _ in taken["front"])

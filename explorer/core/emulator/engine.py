@@ -17,6 +17,7 @@ from kernels.common.program import TRIM_ABOVE, Level, Pipe, Program, ProgramBuil
 
 from ..i18n import t
 from ._jit.events import MAX_INSTRUCTIONS, run_events
+from ._jit.state import LoopState, OnDemand, loop_state, set_up
 from .lowering import EPS_NS, TOL_BYTES, EngineInput, lower
 from .map_back import MapBack
 from .reference import run_reference
@@ -45,23 +46,44 @@ class DeadlockError(RuntimeError):
 
 
 def run_jit(inp: EngineInput, keep_input: bool = True) -> Schedule:
-    """Execute a lowered program with the numba event loop, its results mapped back to
-    program ids beside it (``MapBack``). With ``keep_input`` false the loop counts down the
-    input's own dependency counts, not a copy: the input is then used up (a lowering made
-    for this one run)."""
-    out = MapBack(inp)
-    deps_left = inp.dep_count.copy() if keep_input else inp.dep_count
-    seg = np.zeros((4 * int(np.count_nonzero(inp.route >= 0)) + 4, 4))
+    """Execute a lowered program with the numba event loop. With ``keep_input`` false the
+    loop counts down the input's own dependency counts, not a copy: the input is then used
+    up."""
+    state = loop_state(inp.n, inp.cluster.max(initial=-1) >= 0)
+    set_up(state, 0, inp.n)
     with side_thread(inp.n) as helper:
-        beside = helper.submit(out.while_running)
-        try:
-            nseg = run_events(inp, deps_left, out.start, out.end, out.served, seg, EPS_NS,
-                              TOL_BYTES, out.done, out.block_bits)
-        finally:
-            out.loop_over.set()
-        out.rest()
-        beside.result()
-    return out.schedule(seg[:nseg].copy())
+        return _loop(inp, state, helper, inp.dep_count.copy() if keep_input else inp.dep_count)
+
+
+def _run_jit(program: Program, chip: Chip) -> Schedule:
+    """Lower ``program`` and run the event loop on it, the loop starting while the side
+    thread still gathers the instructions it has not reached (``lowering.Gathering``) and
+    sets up their state, then maps blocks back."""
+    n = len(program)
+    state = OnDemand(n, chip.cluster_size > 1)
+    with side_thread(n) as helper:
+        inp, finishing = lower(program, chip, helper, state.set_up)
+        if n >= TRIM_ABOVE:  # the costs and the lowering's temporaries are gone
+            return_freed_memory()
+        schedule = _loop(inp, state.made(), helper, inp.dep_count)
+        finishing.result()  # (raises what stopped the gather: the loop then stopped too)
+        return schedule
+
+
+def _loop(inp: EngineInput, state: LoopState, helper, deps_left: np.ndarray) -> Schedule:
+    """The event loop on ``state``, its results mapped back to program ids beside it on
+    ``helper`` (``MapBack``) once it is done with what it was given before."""
+    out = MapBack(inp, state)
+    seg = np.zeros((4 * inp.copies + 4, 4))
+    beside = helper.submit(out.while_running)
+    try:
+        nseg = run_events(inp, deps_left, state, seg, EPS_NS, TOL_BYTES, out.done,
+                          out.block_bits)
+    finally:
+        out.loop_over.set()
+    out.rest()
+    beside.result()
+    return out.schedule(seg[:max(nseg, 0)].copy())
 
 
 def run(program: Program, chip: Chip, *, engine: str = "jit",
@@ -77,7 +99,8 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
                          Phrase("refusal.hint.larger_tiles"))
     if engine not in ENGINES:
         raise InputError("engine", engine, f"one of {ENGINES}")
-    schedule = execute(prepare(program, chip), engine, keep_input=False)
+    schedule = _run_jit(program, chip) if engine == "jit" else \
+        run_reference(prepare(program, chip))
     if len(schedule.unfinished):
         raise DeadlockError(schedule.unfinished, program)
     return schedule
@@ -86,14 +109,16 @@ def run(program: Program, chip: Chip, *, engine: str = "jit",
 def prepare(program: Program, chip: Chip) -> EngineInput:
     """Cost model and lowering: the passes before the event loop. The costs and the
     lowering's temporaries are dropped by then; their pages go back to the system."""
-    inp = lower(program, chip)
+    with side_thread(len(program)) as helper:
+        inp, finishing = lower(program, chip, helper)
+        finishing.result()
     if inp.n >= TRIM_ABOVE:
         return_freed_memory()
     return inp
 
 
 def execute(inp: EngineInput, engine: str = "jit", *, keep_input: bool = True) -> Schedule:
-    """The event loop alone, on an already lowered program (left as it was unless
+    """The event loop alone, on a program ``prepare`` lowered (left as it was unless
     ``keep_input`` is false: see ``run_jit``)."""
     return run_jit(inp, keep_input) if engine == "jit" else run_reference(inp)
 

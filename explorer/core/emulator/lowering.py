@@ -8,6 +8,7 @@ interleaved by progress (``_jit.graph.interleave``), and each lane is walked thr
 """
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import NamedTuple
 
 import numpy as np
@@ -22,11 +23,11 @@ from ._jit.graph import (
     gather_arrays,
     interleave,
     lane_sorted,
-    number_regions,
+    lanes_and_dependencies,
     successors,
 )
+from ._jit.progress import release
 from .cost import check_cores, compute_costs
-from .side_thread import Meeting, side_thread
 
 #: A transfer whose remaining bytes fall to this is complete (absorbs float round-off).
 TOL_BYTES = 1e-3
@@ -34,8 +35,9 @@ TOL_BYTES = 1e-3
 EPS_NS = 1e-6
 #: event kinds of both engines, in the order they sort at one moment for one instruction
 COMPLETE, ENTER, ISSUED = 0, 1, 2
-#: internal ids the two threads take at a time from either end of the gather
-GATHER_CHUNK = 1 << 16
+#: internal ids gathered at a time (the caller checks between two whether the side thread
+#: is free to take the rest; the side thread publishes each as done)
+GATHER_CHUNK = 1 << 15
 
 
 class EngineInput(NamedTuple):
@@ -65,7 +67,7 @@ class EngineInput(NamedTuple):
     class_cap: np.ndarray  # float64 per class
     class_pool: np.ndarray  # int8 per class
     region: np.ndarray  # int32 GM region (numbered by first use, not the program's) or -1
-    region_bytes: np.ndarray  # float64 per region
+    region_bytes: np.ndarray  # float64 per region (0: one no instruction names, numbered last)
     cluster: np.ndarray  # int8 multicast cluster of the instruction's core, -1 = none
     barrier: np.ndarray  # int32 SyncAll group or -1
     bar_ptr: np.ndarray  # int64
@@ -73,6 +75,10 @@ class EngineInput(NamedTuple):
     pool_bw: np.ndarray  # float64 [HBM, L2] bytes/ns
     l2_capacity: float
     sync_ns: float
+    copies: int  # GM copies (each may start and end a bandwidth segment)
+    # int64 [1]: the internal ids below are gathered; ``lower`` may return with the rest
+    # still being gathered, in order, by the side thread (-1: it failed)
+    ready: np.ndarray
 
     @property
     def n(self) -> int:
@@ -93,57 +99,71 @@ def core_clusters(chip: Chip) -> np.ndarray:
     return np.array([uniq[key] for key in ids], np.int64)
 
 
-def lower(program: Program, chip: Chip) -> EngineInput:
+class Gathering:
+    """The gather of internal ids in order, a range at a time, by the caller until the side
+    thread is free, then by the side thread: it publishes each range in ``ready`` once it
+    and ``then(lo, hi)`` (what the loop's state needs) are done, so the event loop may
+    start before the gather ends (it waits for an id not gathered yet)."""
+
+    def __init__(self, order, columns, then) -> None:
+        self.order, self.columns, self.then = order, columns, then
+        self.ready = np.zeros(1, np.int64)
+        self.used = 0  # region numbers used
+
+    def upto(self, hi: int) -> None:
+        """Gather and publish ids up to ``hi``; on a failure publish -1 (the loop stops)."""
+        try:
+            lo = int(self.ready[0])
+            while lo < hi:
+                step = min(lo + GATHER_CHUNK, hi)
+                self.used = gather(self.order, lo, step, *self.columns, self.used)
+                if self.then is not None:
+                    self.then(lo, step)
+                release(self.ready, 0, step)
+                lo = step
+        except BaseException:
+            release(self.ready, 0, -1)
+            raise
+
+
+def lower(program: Program, chip: Chip, helper, then=None) -> tuple[EngineInput, Future]:
     """Cost, rank in lane order, lay out, and gather the arrays of :class:`EngineInput`.
 
-    The passes that do not need each other's results run side by side (``side_thread``):
-    the cost model and the count of each instruction's dependents beside the lane sort and
-    layout, the successor lists beside the gather,
-    whose ranges the side thread then shares from the other end (``Meeting``: at 10^6
-    instructions the lists take half the gather's time, at 10^7 about all of it)."""
+    The passes that do not need each other's results run side by side on ``helper``
+    (``side_thread``): the cost model and the count of each instruction's dependents beside
+    the lane sort and layout, the successor lists beside the gather, which the side thread
+    then finishes, in order, from where the caller got to (``Gathering``): this returns
+    before it is done, with ``ready`` saying how far it is, and the future of the rest
+    (whose ``result`` raises what stopped it). ``then(lo, hi)`` runs after each gathered
+    range, on the thread that gathered it."""
     c = program.cols
     n_lanes = len(chip.core_kinds()) * N_PIPES
-    with side_thread(len(program)) as helper:
-        costs = helper.submit(compute_costs, program, chip)
-        counted = helper.submit(dependents, program.dep_idx, len(program))
-        ranked, lane_ptr = lane_sorted(c["core"], c["pipe"], c["seq"], N_PIPES, n_lanes)
-        if len(ranked) < len(program):  # a core or pipe no lane has (nothing was written)
-            check_cores(c["core"], chip)
-            raise InputError("pipe", int(c["pipe"][lane_ptr[0]]), f"0 to {N_PIPES - 1}")
-        order, rank, lane_next, lane_first, inverse = interleave(lane_ptr, ranked)
-        n = len(order)
-        costs = costs.result()  # (first: its temporaries are gone when the gather's come)
-        out, renumber, region_bytes = gather_arrays(n, len(program.region_bytes))
-        columns = (N_PIPES, c["core"], c["pipe"], c["nbytes"], c["region"], c["barrier"],
-                   core_clusters(chip).astype(np.int8), costs.issue_ns, costs.route,
-                   program.dep_ptr, out, renumber, program.region_bytes, region_bytes)
-        shared = Meeting(n, GATHER_CHUNK)
-
-        def successors_then_gather(ranked, inverse, counted):
-            """The successor lists, then ranges of the gather from the back."""
-            lists = successors(program.dep_ptr, program.dep_idx, ranked, inverse, order,
-                               counted.result())
-            while helper.threaded and (part := shared.from_back()):
-                gather(order, *part, *columns, -1)
-            return lists
-
-        graph = helper.submit(successors_then_gather, ranked, inverse, counted)
-        used = 0
-        while part := shared.from_front():
-            used = gather(order, *part, *columns, used)
-        succ_ptr, succ_idx = graph.result()
-    del ranked, inverse, counted
-    lane, cluster, nbytes, region, barrier, issue_ns, route, dep_count = out
-    used = number_regions(region, shared.front, n, renumber, program.region_bytes, region_bytes,
-                          used)
-    if used < len(region_bytes):  # (a region no instruction names is left out)
-        region_bytes = region_bytes[:used].copy()
+    costing = helper.submit(compute_costs, program, chip)
+    counted = helper.submit(dependents, program.dep_idx, len(program))
+    copies = helper.submit(_copies, costing)
+    ranked, lane_ptr = lane_sorted(c["core"], c["pipe"], c["seq"], N_PIPES, n_lanes)
+    if len(ranked) < len(program):  # a core or pipe no lane has (nothing was written)
+        check_cores(c["core"], chip)
+        raise InputError("pipe", int(c["pipe"][lane_ptr[0]]), f"0 to {N_PIPES - 1}")
+    order, rank, lane_next, lane_first, inverse = interleave(lane_ptr, ranked)
+    n = len(order)
+    lists = helper.submit(_successors, program, ranked, inverse, order, counted)
+    lane, dep_count = lanes_and_dependencies(order, c["core"], c["pipe"], program.dep_ptr,
+                                             N_PIPES)
+    members = _barrier_members(c["barrier"], inverse, rank, len(program.barrier_size))
+    costs = costing.result()  # (first: its temporaries are gone when the gather's come)
+    out, renumber, region_bytes = gather_arrays(n, len(program.region_bytes))
+    columns = (c["core"], c["nbytes"], c["region"], c["barrier"],
+               core_clusters(chip).astype(np.int8), costs.issue_ns, costs.route, out, renumber,
+               program.region_bytes, region_bytes)
+    gathering = Gathering(order, columns, then)
+    while gathering.ready[0] < n and not lists.done():
+        gathering.upto(min(int(gathering.ready[0]) + GATHER_CHUNK, n))
+    finishing = helper.submit(gathering.upto, n)
+    succ_ptr, succ_idx = lists.result()
+    del ranked, inverse, counted, costing
+    cluster, nbytes, region, barrier, issue_ns, route = out
     core_of_lane = np.arange(n_lanes) // N_PIPES
-    members = np.flatnonzero(barrier >= 0)  # grouped, each group in rank order
-    members = members[np.lexsort((rank[members], barrier[members]))]
-    bar_ptr = np.zeros(len(program.barrier_size) + 1, np.int64)
-    np.cumsum(np.bincount(barrier[members], minlength=len(program.barrier_size)),
-              out=bar_ptr[1:])
     return EngineInput(
         order=order, rank=rank, lane=lane, lane_first=lane_first,
         lane_next=lane_next, dep_count=dep_count, succ_ptr=succ_ptr, succ_idx=succ_idx,
@@ -153,6 +173,30 @@ def lower(program: Program, chip: Chip) -> EngineInput:
         nbytes=nbytes, class_cap=costs.class_cap,
         class_pool=costs.class_pool, region=region,
         region_bytes=region_bytes, cluster=cluster, barrier=barrier,
-        bar_ptr=bar_ptr, bar_members=members.astype(np.int32),
+        bar_ptr=members[0], bar_members=members[1],
         pool_bw=np.array([chip.hbm_bytes_per_ns, chip.l2_bytes_per_ns], float),
-        l2_capacity=float(chip.l2_bytes), sync_ns=float(costs.sync_ns))
+        l2_capacity=float(chip.l2_bytes), sync_ns=float(costs.sync_ns),
+        copies=copies.result(), ready=gathering.ready), finishing
+
+
+def _copies(costing) -> int:
+    """How many GM copies there are (on the side thread, once the cost model is done)."""
+    return int(np.count_nonzero(costing.result().route >= 0))
+
+
+def _successors(program, ranked, inverse, order, counted):
+    """``graph.successors``, once the count of dependents is done."""
+    return successors(program.dep_ptr, program.dep_idx, ranked, inverse, order,
+                      counted.result())
+
+
+def _barrier_members(barrier, inverse, rank, groups):
+    """Each SyncAll group's internal ids, group after group, each in rank order, and where
+    each group starts (``bar_ptr``), from the program's column: the gathered one may not
+    be complete yet."""
+    joined = np.flatnonzero(barrier >= 0)
+    members, group = inverse[joined], barrier[joined]
+    by_group = np.lexsort((rank[members], group))
+    bar_ptr = np.zeros(groups + 1, np.int64)
+    np.cumsum(np.bincount(group, minlength=groups), out=bar_ptr[1:])
+    return bar_ptr, members[by_group].astype(np.int32)

@@ -27,14 +27,14 @@ POLL_S = 0.001
 
 
 class MapBack:
-    """The loop's output arrays (by internal id), their completion counts per block, and
-    the schedule's arrays (by program id) they are mapped into, a block at a time."""
+    """The loop's output arrays (by internal id, in its ``LoopState``), their completion
+    counts per block, and the schedule's arrays (by program id) they are mapped into, a
+    block at a time."""
 
-    def __init__(self, inp) -> None:
+    def __init__(self, inp, state) -> None:
         n, block_bits = inp.n, BLOCK_BITS
         self.inp, self.n, self.block_bits = inp, n, block_bits
-        self.start, self.end = np.full(n, np.nan), np.full(n, np.nan)
-        self.served = np.zeros(n, np.int8)
+        self.start, self.end, self.served = state.start, state.end, state.served
         self.done = np.zeros((n >> block_bits) + 1, np.int64)  # completions per block
         self.times, self.by_program = schedule_arrays(n)
         self._taken = np.zeros(len(self.done), np.bool_)

@@ -7,7 +7,6 @@ starting a thread would cost more than it saves. One thread per call, never a sh
 so that one user's run never waits behind another's on a shared server."""
 from __future__ import annotations
 
-import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 #: programs of at least this many instructions get a side thread
@@ -57,30 +56,3 @@ class _Thread(_Now):
 def side_thread(instructions: int):
     """An executor (a context manager with ``submit``) for a program of this size."""
     return _Thread() if instructions >= SIDE_THREAD_FROM else _Now()
-
-
-class Meeting:
-    """Ranges of 0..n-1, handed out from the front to one thread and from the back to the
-    other until they meet: two threads share a pass over an array, each starting when it
-    is free, and finish together whatever else each had to do first. ``front`` is where
-    they met once both are done."""
-
-    def __init__(self, n: int, chunk: int) -> None:
-        self.front, self.back, self.chunk = 0, n, chunk
-        self._lock = threading.Lock()
-
-    def from_front(self) -> tuple[int, int] | None:
-        with self._lock:
-            if self.front >= self.back:
-                return None
-            lo = self.front
-            self.front = min(lo + self.chunk, self.back)
-            return lo, self.front
-
-    def from_back(self) -> tuple[int, int] | None:
-        with self._lock:
-            if self.back <= self.front:
-                return None
-            hi = self.back
-            self.back = max(hi - self.chunk, self.front)
-            return self.back, hi

@@ -43,7 +43,7 @@ from .parts import (
     lru_unlink,
 )
 from .prefetch import prefetch
-from .progress import publish
+from .progress import load_acquire, publish
 
 PENDING, FILL_WAIT = 1, 3  # where a copy waits to stream
 ID_BITS = 30  # bits of an internal id in an event key
@@ -78,10 +78,13 @@ def _sync(t, t_v, n_flowing, rate, vclock, seg, nseg, hbm, l2):
 
 
 @njit(**JIT_OPTIONS)
-def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol, done, block_bits):
-    """The event loop; fills start/end/served/seg and returns the number of segments. It
-    counts in ``done`` the instructions complete in each block of 2^block_bits ids
-    (``progress``), for another thread to map blocks back while it runs.
+def run_events(inp, deps_left, state, seg, eps_ns, tol, done, block_bits):
+    """The event loop; fills ``state`` (``_jit.state``) and ``seg`` and returns the number
+    of segments. It counts in ``done`` the instructions complete in each block of
+    2^block_bits ids (``progress``), for another thread to map blocks back while it runs.
+    It reads an instruction's gathered fields only below ``inp.ready[0]``, which another
+    thread may still be raising (it waits there; a negative value: that thread failed, and
+    it returns -1).
 
     One loop iteration: start every lane queued in ``todo`` that can start, then take the
     next moment something happens (a queued event, or a transfer's last byte) and process
@@ -98,6 +101,12 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol, done, block
     bar_ptr, bar_members, sync_ns = inp.bar_ptr, inp.bar_members, inp.sync_ns
     l2_capacity, class_cap, class_pool = inp.l2_capacity, inp.class_cap, inp.class_pool
     pool_bw = inp.pool_bw
+    start, end, served, link, pend = state.start, state.end, state.served, state.link, \
+        state.pend
+    join_head, join_next, inflight_next = state.join_head, state.join_next, \
+        state.inflight_next
+    ready_at = inp.ready
+    ready = load_acquire(ready_at, 0)  # ids below are gathered
     n, n_lanes, n_cls, n_reg = len(lane), len(inp.lane_first), len(class_cap), len(region_bytes)
     cap = n_lanes + 1  # flows at once: one per lane
     max_depth = np.max(route_depth)
@@ -110,22 +119,18 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol, done, block
     in_flight = np.zeros(n_lanes, np.int64)
     streaming = np.full(n_lanes, -1, np.int64)
     wait_head, wait_tail = np.full(n_lanes, -1, np.int64), np.full(n_lanes, -1, np.int64)
-    # next pointers of the lists an instruction can be in, one list at a time: its lane's
-    # copies issued and waiting to stream (in order of entry), or the reads waiting for
-    # their region's L2 fill
-    link = np.full(n, -1, np.int32)
-    # a copy's moment of entry (its latency over), kept in its end until it completes (an
-    # array of n fewer), and where it waits: PENDING in its lane's list, FILL_WAIT for its
-    # region's fill, 0 otherwise (streaming, done or not a copy)
+    # link: the next pointers of the lists an instruction can be in, one list at a time:
+    # its lane's copies issued and waiting to stream (in order of entry), or the reads
+    # waiting for their region's L2 fill; a copy's moment of entry (its latency over) is
+    # kept in its end until it completes (an array of n fewer), and pend says where it
+    # waits: PENDING in its lane's list, FILL_WAIT for its region's fill, 0 otherwise
+    # (streaming, done or not a copy)
     enter_t = end
-    pend = np.zeros(n, np.int8)
     ev_t, ev_k = np.zeros(ev_cap), np.zeros(ev_cap, np.int64)
     n_ev = 0
     now = 0.0
-    clustered = n > 0 and np.max(cluster) >= 0  # multicast lists only when clustered
-    n_mc, n_rmc = (n, n_reg) if clustered else (0, 0)
-    join_head, join_next = np.full(n_mc, -1, np.int32), np.full(n_mc, -1, np.int32)
-    inflight_head, inflight_next = np.full(n_rmc, -1, np.int32), np.full(n_mc, -1, np.int32)
+    # multicast lists only when clustered
+    inflight_head = np.full(n_reg if len(join_head) else 0, -1, np.int32)
     # per region (parts.PREV, NEXT, FILLER, WAITERS): L2's LRU list, the HBM read filling
     # it into L2, the reads waiting for that fill
     lru = np.full((n_reg, REGION_COLUMNS), -1, np.int32)
@@ -190,8 +195,15 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol, done, block
             ln = todo[q]
             q += 1
             i = head[ln]
-            if i < 0 or holding[ln] or deps_left[i] > 0 or \
-                    in_flight[ln] >= route_depth[route[i] + 1]:
+            if i < 0 or holding[ln] or deps_left[i] > 0:
+                continue
+            if i >= ready:  # not gathered yet: the side thread is at it (run's lowering)
+                ready = load_acquire(ready_at, 0)
+                while 0 <= ready <= i:
+                    ready = load_acquire(ready_at, 0)
+                if ready < 0:
+                    return -1
+            if in_flight[ln] >= route_depth[route[i] + 1]:
                 continue
             if now < slot_free[ln]:  # ready, but the last copy is still issuing: wake up
                 if not wake_queued[ln]:
@@ -212,7 +224,8 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol, done, block
                 prefetch(nbytes, nxt)
                 prefetch(region, nxt)
                 prefetch(succ_ptr, nxt)
-                if nxt == i + 1:  # its region's row: region[nxt] shares i's line (a run)
+                if nxt == i + 1 and nxt < ready:  # its region's row: region[nxt] shares
+                    # i's line (a run)
                     r = region[nxt]
                     if r >= 0:
                         prefetch(lru, r)
@@ -236,8 +249,10 @@ def run_events(inp, deps_left, start, end, served, seg, eps_ns, tol, done, block
                 continue
             slot_free[ln] = now + issue_ns[i]
             slot_owner[ln] = _key(rank[i], i, 0)
-            nxt = head[ln]  # the next copy may issue when this one's issue ends
-            if nxt >= 0 and deps_left[nxt] == 0 and in_flight[ln] < route_depth[route[nxt] + 1]:
+            nxt = head[ln]  # the next copy may issue when this one's issue ends (tried
+            # again at once if it is not gathered yet: a try that cannot start does nothing)
+            if nxt >= 0 and deps_left[nxt] == 0 and (
+                    nxt >= ready or in_flight[ln] < route_depth[route[nxt] + 1]):
                 todo[n_todo] = ln
                 n_todo += 1
             r = region[i]

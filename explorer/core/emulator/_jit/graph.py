@@ -185,39 +185,48 @@ def successors(dep_ptr, dep_idx, ranked, inverse, order, count):
 
 
 @njit(**JIT_OPTIONS)
+def lanes_and_dependencies(order, core, pipe, dep_ptr, n_pipes):
+    """The lane and the number of dependencies of every internal id: the event loop reads
+    them for instructions it has not reached yet (a successor's), so they are made in full
+    before it starts, unlike ``gather``'s arrays."""
+    n = len(order)
+    lane, dep_count = np.empty(n, np.int16), np.empty(n, np.int32)
+    for i in range(n):
+        p = order[i]
+        lane[i] = core[p] * n_pipes + pipe[p]
+        dep_count[i] = dep_ptr[p + 1] - dep_ptr[p]
+    return lane, dep_count
+
+
+@njit(**JIT_OPTIONS)
 def gather_arrays(n, regions):
     """Room for ``gather``'s arrays (made here, not by numpy: numpy asks for huge pages
     from 4 MB up, and on a virtual machine a process's first use of each costs ~8 ns a
     byte, measured here, against 0.36 for 4 KB pages) and for the regions' numbers and
-    their bytes."""
-    out = (np.empty(n, np.int16), np.empty(n, np.int8), np.empty(n), np.empty(n, np.int32),
-           np.empty(n, np.int32), np.empty(n), np.empty(n, np.int8), np.empty(n, np.int32))
-    return out, np.full(regions, -1, np.int32), np.empty(regions)
+    their bytes (0 for a region no instruction names: numbered last)."""
+    out = (np.empty(n, np.int8), np.empty(n), np.empty(n, np.int32), np.empty(n, np.int32),
+           np.empty(n), np.empty(n, np.int8))
+    return out, np.full(regions, -1, np.int32), np.zeros(regions)
 
 
 @njit(**JIT_OPTIONS)
-def gather(order, lo, hi, n_pipes, core, pipe, nbytes, region, barrier, cluster_of_core,
-           issue_ns, route, dep_ptr, out, renumber, region_bytes, numbered_bytes, used):
-    """The per-instruction arrays of the engine's input (the number of dependencies too)
-    for internal ids lo..hi-1, in one pass over ``order`` (numpy would take a gather, and
-    often a cast, per array), into ``out`` (lane, cluster, nbytes, region, barrier, issue,
-    route, dep_count). With ``used`` >= 0, regions are renumbered in order of first use
-    (``renumber``: program region -> number, -1: none yet; ``numbered_bytes``: their
-    bytes by number), so that the loop's per-region state is read in about the order it is
-    written, as the per-instruction arrays are; returns the count then used. With ``used``
-    < 0 the program's region ids are written, for ``number_regions`` to renumber once the
-    ids before are numbered: ranges of one array may so be filled at once, from two
-    threads."""
-    out_lane, out_cluster, out_nbytes, out_region, out_barrier, out_issue, out_route, \
-        out_dep_count = out
+def gather(order, lo, hi, core, nbytes, region, barrier, cluster_of_core, issue_ns, route,
+           out, renumber, region_bytes, numbered_bytes, used):
+    """The per-instruction arrays of the engine's input read only for the instructions the
+    loop has reached, for internal ids lo..hi-1, in one pass over ``order`` (numpy would
+    take a gather, and often a cast, per array), into ``out`` (cluster, nbytes, region,
+    barrier, issue, route). Ranges are gathered in order, so regions are renumbered in
+    order of first use (``renumber``: program region -> number, -1: none yet;
+    ``numbered_bytes``: their bytes by number), and the loop's per-region state is read
+    in about the order it is written, as the per-instruction arrays are; returns the count
+    of numbers then used."""
+    out_cluster, out_nbytes, out_region, out_barrier, out_issue, out_route = out
     for i in range(lo, hi):
         p = order[i]
-        c = core[p]
-        out_lane[i] = c * n_pipes + pipe[p]
-        out_cluster[i] = cluster_of_core[c]
+        out_cluster[i] = cluster_of_core[core[p]]
         out_nbytes[i] = nbytes[p]
         r = region[p]
-        if r >= 0 and used >= 0:
+        if r >= 0:
             if renumber[r] < 0:
                 renumber[r] = used
                 numbered_bytes[used] = region_bytes[r]
@@ -227,22 +236,4 @@ def gather(order, lo, hi, n_pipes, core, pipe, nbytes, region, barrier, cluster_
         out_barrier[i] = barrier[p]
         out_issue[i] = issue_ns[p]
         out_route[i] = route[p]
-        out_dep_count[i] = dep_ptr[p + 1] - dep_ptr[p]
-    return used
-
-
-@njit(**JIT_OPTIONS)
-def number_regions(out_region, lo, hi, renumber, region_bytes, numbered_bytes, used):
-    """Renumber the program's region ids gathered into out_region[lo:hi] as ``gather``
-    would have; returns the count used. (The four lines of numbering are written out in
-    both, not shared through an inlined helper: numba then reference-counts the arrays it
-    takes, atomically, on every instruction, and the lowering ran 0.76x at 10^6.)"""
-    for i in range(lo, hi):
-        r = out_region[i]
-        if r >= 0:
-            if renumber[r] < 0:
-                renumber[r] = used
-                numbered_bytes[used] = region_bytes[r]
-                used += 1
-            out_region[i] = renumber[r]
     return used

@@ -1,10 +1,12 @@
-"""How the event loop tells another thread which instructions are done, while it runs.
+"""How the threads around the event loop tell each other how far they are, while it runs.
 
 The loop counts completions per block of internal ids (``publish``) and a second thread
-maps a block's results back to program ids once its count is full (``complete_blocks``).
-The count is stored with release order and read with acquire order, so that a thread that
-sees a block full also sees every time the loop wrote for it (plain stores could be
-reordered, by the compiler on any machine or by the processor on Arm)."""
+maps a block's results back to program ids once its count is full (``complete_blocks``);
+before the loop reaches an instruction, the thread gathering its fields may still be at
+work, and says how far it got (``release``, read by the loop). Counts are stored with
+release order and read with acquire order, so that a thread that sees one also sees
+everything written before it (plain stores could be reordered, by the compiler on any
+machine or by the processor on Arm)."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,6 +52,12 @@ def publish(done, i, block_bits):
     """Count instruction ``i`` done in its block (only the loop's thread writes ``done``)."""
     b = i >> block_bits
     store_release(done, b, done[b] + 1)
+
+
+@njit(**JIT_OPTIONS)
+def release(array, index, value):
+    """``store_release`` for Python: a value another thread's compiled code waits for."""
+    store_release(array, index, value)
 
 
 @njit(**JIT_OPTIONS)
