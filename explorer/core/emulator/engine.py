@@ -45,20 +45,20 @@ class DeadlockError(RuntimeError):
         super().__init__(t(DEADLOCK_ID, "en", **self.values))
 
 
-def run_jit(inp: EngineInput, keep_input: bool = True) -> Schedule:
-    """Execute a lowered program with the numba event loop. With ``keep_input`` false the
-    loop counts down the input's own dependency counts, not a copy: the input is then used
-    up."""
-    state = loop_state(inp.n, inp.cluster.max(initial=-1) >= 0)
+def run_jit(inp: EngineInput) -> Schedule:
+    """Execute a lowered program with the numba event loop (on a copy of its dependency
+    counts, which the loop counts down: the input stays as it was)."""
+    state = loop_state(inp.n, bool(inp.cluster.max(initial=-1) >= 0))
     set_up(state, 0, inp.n)
     with side_thread(inp.n) as helper:
-        return _loop(inp, state, helper, inp.dep_count.copy() if keep_input else inp.dep_count)
+        return _loop(inp, state, helper, inp.dep_count.copy())
 
 
 def _run_jit(program: Program, chip: Chip) -> Schedule:
     """Lower ``program`` and run the event loop on it, the loop starting while the side
     thread still gathers the instructions it has not reached (``lowering.Gathering``) and
-    sets up their state, then maps blocks back."""
+    sets up their state, then maps blocks back. The lowering is made for this run alone:
+    the loop counts down its own dependency counts, not a copy."""
     n = len(program)
     state = OnDemand(n, chip.cluster_size > 1)
     with side_thread(n) as helper:
@@ -117,10 +117,9 @@ def prepare(program: Program, chip: Chip) -> EngineInput:
     return inp
 
 
-def execute(inp: EngineInput, engine: str = "jit", *, keep_input: bool = True) -> Schedule:
-    """The event loop alone, on a program ``prepare`` lowered (left as it was unless
-    ``keep_input`` is false: see ``run_jit``)."""
-    return run_jit(inp, keep_input) if engine == "jit" else run_reference(inp)
+def execute(inp: EngineInput, engine: str = "jit") -> Schedule:
+    """The event loop alone, on a program ``prepare`` lowered (left as it was)."""
+    return run_jit(inp) if engine == "jit" else run_reference(inp)
 
 
 def warm_up(chip: Chip) -> float:
