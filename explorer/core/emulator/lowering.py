@@ -131,14 +131,13 @@ def lower(program: Program, chip: Chip, helper, then=None) -> tuple[EngineInput,
 
     The passes that do not need each other's results run side by side on ``helper``
     (``side_thread``): the cost model and the count of each instruction's dependents beside
-    the lane sort and layout, the successor lists beside each instruction's lane and count
-    of dependencies, then beside the gather, which the side thread then finishes, in order,
+    the lane sort and layout, then the successor lists beside each instruction's lane and
+    count of dependencies and the gather. The side thread finishes the gather, in order,
     from where the caller got to (``Gathering``; at 10^7 instructions the caller gathers
-    about half, and the side thread the rest twice as fast as the event loop, started
-    meanwhile, gets there): this returns
-    before it is done, with ``ready`` saying how far it is, and the future of the rest
-    (whose ``result`` raises what stopped it). ``then(lo, hi)`` runs after each gathered
-    range, on the thread that gathered it."""
+    about half, and the side thread the rest about twice as fast as the event loop, started
+    meanwhile, reaches it). So this returns before the gather is done, with ``ready``
+    saying how far it is, and the future of the rest (whose ``result`` raises what stopped
+    it). ``then(lo, hi)`` runs after each gathered range, on the thread that gathered it."""
     c = program.cols
     n_lanes = len(chip.core_kinds()) * N_PIPES
     costing = helper.submit(compute_costs, program, chip)
